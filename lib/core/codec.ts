@@ -1,0 +1,166 @@
+import { InvalidSnowflakeError } from './errors.js';
+import type { Layout } from './layout.js';
+
+/**
+ * The parts of an ID.
+ *
+ * @publicApi
+ */
+export interface SnowflakeParts {
+  /** The ID itself. */
+  id: bigint;
+  /** The instant the ID was issued at (the start of its time unit), as Unix milliseconds. */
+  timestamp: number;
+  /** `timestamp` as a Date. */
+  date: Date;
+  datacenterId: number;
+  workerId: number;
+  sequence: number;
+}
+
+/**
+ * Input to {@link SnowflakeCodec.compose}: the instant as Unix ms or a Date; missing parts are 0.
+ *
+ * @publicApi
+ */
+export interface ComposeInput {
+  timestamp: number | Date;
+  datacenterId?: number;
+  workerId?: number;
+  sequence?: number;
+}
+
+const DIGITS = /^[0-9]{1,20}$/;
+
+/**
+ * Parses an ID given as a bigint, a decimal string or a safe-integer number, checking it fits the layout.
+ *
+ * @throws InvalidSnowflakeError when the input is not digits, negative, beyond 2^53 as a number, or wider than the layout
+ */
+export function parseId(input: unknown, layout: Layout): bigint {
+  let id: bigint;
+  if (typeof input === 'bigint') {
+    id = input;
+  } else if (typeof input === 'string') {
+    if (!DIGITS.test(input)) {
+      throw new InvalidSnowflakeError(input, 'expected a non-negative decimal integer (digits only).');
+    }
+    id = BigInt(input);
+  } else if (typeof input === 'number') {
+    if (!Number.isInteger(input)) {
+      throw new InvalidSnowflakeError(input, 'expected an integer.');
+    }
+    if (!Number.isSafeInteger(input)) {
+      throw new InvalidSnowflakeError(
+        input,
+        'the number lies beyond 2^53, so it was already rounded; pass the ID as a string or a bigint.',
+      );
+    }
+    id = BigInt(input);
+  } else {
+    throw new InvalidSnowflakeError(input, `expected a bigint, a decimal string or a number, got ${typeof input}.`);
+  }
+  if (id < 0n) throw new InvalidSnowflakeError(input, 'IDs are never negative.');
+  if (id > layout.maxId) {
+    throw new InvalidSnowflakeError(
+      input,
+      `wider than the layout's ${layout.totalBits} bits (largest ID ${layout.maxId}).`,
+    );
+  }
+  return id;
+}
+
+/**
+ * Decodes, composes and bounds IDs of one layout. Pure: no clock, no state.
+ *
+ * @publicApi
+ */
+export class SnowflakeCodec {
+  private readonly timestampShift: bigint;
+  private readonly datacenterShift: bigint;
+  private readonly workerShift: bigint;
+  private readonly lowMask: bigint;
+
+  constructor(readonly layout: Layout) {
+    this.timestampShift = BigInt(layout.timestampShift);
+    this.datacenterShift = BigInt(layout.datacenterShift);
+    this.workerShift = BigInt(layout.workerShift);
+    this.lowMask = (1n << this.timestampShift) - 1n;
+  }
+
+  /** Splits an ID into its parts. @throws InvalidSnowflakeError on malformed input */
+  decode(input: bigint | string | number): SnowflakeParts {
+    const id = parseId(input, this.layout);
+    const { layout } = this;
+    const ticks = Number(id >> this.timestampShift);
+    const timestamp = layout.epoch + ticks * layout.timeUnitMs;
+    // Only a layout whose timestamp field outlasts the Date range can hold such an ID; no clock ever issues one.
+    if (timestamp > layout.lastTimestampMs) {
+      throw new InvalidSnowflakeError(
+        input,
+        `its time lies beyond ${new Date(layout.lastTimestampMs).toISOString()}, the last instant the layout can express.`,
+      );
+    }
+    return {
+      id,
+      timestamp,
+      date: new Date(timestamp),
+      datacenterId: Number((id >> this.datacenterShift) & BigInt(layout.maxDatacenterId)),
+      workerId: Number((id >> this.workerShift) & BigInt(layout.maxWorkerId)),
+      sequence: Number(id & BigInt(layout.maxSequence)),
+    };
+  }
+
+  /** Builds an ID from its parts; the inverse of {@link decode}. @throws InvalidSnowflakeError when a part does not fit */
+  compose(parts: ComposeInput): bigint {
+    const { layout } = this;
+    const ticks = this.ticksOf(parts.timestamp, 'floor');
+    const datacenterId = this.field(parts, 'datacenterId', layout.maxDatacenterId);
+    const workerId = this.field(parts, 'workerId', layout.maxWorkerId);
+    const sequence = this.field(parts, 'sequence', layout.maxSequence);
+    return (
+      (BigInt(ticks) << this.timestampShift) |
+      (BigInt(datacenterId) << this.datacenterShift) |
+      (BigInt(workerId) << this.workerShift) |
+      BigInt(sequence)
+    );
+  }
+
+  /**
+   * The smallest ID any worker can issue at or after `date` (within the same time unit). With {@link maxIdAt}
+   * it turns a time range into `WHERE id BETWEEN :min AND :max`.
+   */
+  minIdAt(date: Date | number): bigint {
+    return BigInt(this.ticksOf(date, 'floor')) << this.timestampShift;
+  }
+
+  /** The largest ID any worker can issue in the time unit that contains `date`. */
+  maxIdAt(date: Date | number): bigint {
+    return (BigInt(this.ticksOf(date, 'floor')) << this.timestampShift) | this.lowMask;
+  }
+
+  /** Converts Unix ms to the layout's timestamp ticks, rejecting instants outside the field. */
+  ticksOf(time: Date | number, round: 'floor'): number {
+    const ms = time instanceof Date ? time.getTime() : time;
+    if (typeof ms !== 'number' || !Number.isFinite(ms)) {
+      throw new InvalidSnowflakeError(time, 'expected a valid Date or Unix milliseconds.');
+    }
+    const ticks = Math[round]((ms - this.layout.epoch) / this.layout.timeUnitMs);
+    if (ticks < 0 || ticks > this.layout.maxTimestamp) {
+      throw new InvalidSnowflakeError(
+        time,
+        `the instant lies outside the layout's time range (${new Date(this.layout.epoch).toISOString()} to ` +
+          `${new Date(this.layout.lastTimestampMs).toISOString()}).`,
+      );
+    }
+    return ticks;
+  }
+
+  private field(parts: ComposeInput, name: 'datacenterId' | 'workerId' | 'sequence', max: number): number {
+    const value = parts[name] ?? 0;
+    if (!Number.isInteger(value) || value < 0 || value > max) {
+      throw new InvalidSnowflakeError(value, `\`${name}\` must be an integer from 0 to ${max} in this layout.`);
+    }
+    return value;
+  }
+}

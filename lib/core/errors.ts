@@ -1,0 +1,159 @@
+/**
+ * Base class of every error the library throws, so callers can catch them all with one `instanceof`.
+ *
+ * @publicApi
+ */
+export class SnowflakeError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+/**
+ * Invalid module or layout options. Thrown once, at bootstrap, naming the option and the fix.
+ *
+ * @publicApi
+ */
+export class SnowflakeConfigError extends SnowflakeError {
+  constructor(
+    /** The option that is wrong, as a path such as `layout.sequenceBits`. */
+    readonly option: string,
+    message: string,
+  ) {
+    super(`Invalid snowflake option \`${option}\`: ${message}`);
+  }
+}
+
+/**
+ * An ID passed to `decode()` (or a part passed to `compose()`) that is not a valid ID of the layout.
+ *
+ * @publicApi
+ */
+export class InvalidSnowflakeError extends SnowflakeError {
+  constructor(
+    /** The rejected input, as given. */
+    readonly input: unknown,
+    reason: string,
+  ) {
+    super(`Invalid snowflake ID ${describe(input)}: ${reason}`);
+  }
+}
+
+/**
+ * The clock stands further behind the last issued timestamp than the configured tolerance allows.
+ * Issuing would either repeat IDs or push timestamps far into the future, so the generator refuses.
+ *
+ * @publicApi
+ */
+export class ClockMovedBackError extends SnowflakeError {
+  constructor(
+    /** How far the clock stands behind the last issued timestamp, in milliseconds. */
+    readonly behindMs: number,
+    /** The tolerance that was exceeded, in milliseconds. */
+    readonly toleranceMs: number,
+  ) {
+    super(
+      `The clock moved back ${behindMs} ms, more than the tolerance of ${toleranceMs} ms. ` +
+        'Check the host clock (NTP steps), raise `clockBackToleranceMs`, or use a Redis lease, ' +
+        'which switches to another worker ID instead.',
+    );
+  }
+}
+
+/**
+ * All sequence numbers of the current time unit are used and the next unit is further away than the
+ * synchronous wait bound. Use `nextAsync()`, or a layout with more sequence bits or a shorter time unit.
+ *
+ * @publicApi
+ */
+export class SequenceExhaustedError extends SnowflakeError {
+  constructor(
+    /** The milliseconds until the next time unit starts. */
+    readonly waitMs: number,
+    /** The synchronous wait bound, in milliseconds. */
+    readonly maxWaitMs: number,
+  ) {
+    super(
+      `All sequence numbers of this time unit are used and the next unit is ${waitMs} ms away ` +
+        `(synchronous wait bound: ${maxWaitMs} ms). Use nextAsync(), raise \`maxSyncWaitMs\`, ` +
+        'or choose a layout with more sequence bits or a shorter time unit.',
+    );
+  }
+}
+
+/**
+ * A synchronous batch would need more time units than fit in the synchronous wait bound.
+ *
+ * @publicApi
+ */
+export class BatchTooLargeError extends SnowflakeError {
+  constructor(
+    /** The IDs asked for. */
+    readonly count: number,
+    /** The most one synchronous batch issues with this layout and `maxSyncWaitMs`. */
+    readonly max: number,
+    /** The synchronous wait bound, in milliseconds. */
+    readonly maxWaitMs: number,
+  ) {
+    super(
+      `nextBatch(${count}) asks for more IDs than this layout issues within the synchronous wait bound ` +
+        `(${max} within ${maxWaitMs} ms), and would hold the event loop longer. Use nextBatchAsync(${count}), ` +
+        'split the batch, or raise `maxSyncWaitMs`.',
+    );
+  }
+}
+
+/**
+ * The timestamp field of the layout is full: the layout has run out of time.
+ *
+ * @publicApi
+ */
+export class TimestampOverflowError extends SnowflakeError {
+  constructor(readonly lastDate: Date) {
+    super(
+      `The layout's timestamp field ran out on ${lastDate.toISOString()}. ` +
+        'Choose a later epoch or more timestamp bits (this changes the ID format: plan a migration).',
+    );
+  }
+}
+
+/**
+ * The worker may not issue IDs right now: no worker ID is held, the lease lapsed, or it is being
+ * switched. `reason` says which; the message says what to do.
+ *
+ * @publicApi
+ */
+export class WorkerUnavailableError extends SnowflakeError {
+  constructor(
+    readonly reason: 'not-started' | 'fenced' | 'lost' | 'switching' | 'stopped' | 'ceiling',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * `nextNumber()` was called (or configured) on a layout wider than 53 bits, whose IDs do not fit a JS number exactly.
+ *
+ * @publicApi
+ */
+export class UnsafeNumberError extends SnowflakeError {
+  constructor(readonly layoutBits: number) {
+    super(
+      `IDs of this layout use ${layoutBits} bits, more than the 53 a JS number holds exactly. ` +
+        'Use next() (bigint) or nextString(), or the `js-safe` preset.',
+    );
+  }
+}
+
+function describe(input: unknown): string {
+  if (typeof input === 'bigint') return `${input}n`;
+  if (typeof input === 'string') return JSON.stringify(input.length > 40 ? `${input.slice(0, 40)}…` : input);
+  try {
+    return String(input);
+  } catch {
+    // Objects without a primitive form (a null prototype, a throwing toString) must not mask the real error.
+    return `(${typeof input})`;
+  }
+}

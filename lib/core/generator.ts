@@ -1,0 +1,344 @@
+import { systemClock, monotonicNow, type Clock } from './clock.js';
+import {
+  BatchTooLargeError,
+  ClockMovedBackError,
+  SequenceExhaustedError,
+  TimestampOverflowError,
+  UnsafeNumberError,
+  WorkerUnavailableError,
+} from './errors.js';
+import { assertNodeFits, type Layout } from './layout.js';
+import type { IssuePermit } from './permit.js';
+
+/**
+ * Options of a {@link SnowflakeGenerator}.
+ *
+ * @publicApi
+ */
+export interface GeneratorOptions {
+  layout: Layout;
+  /** @default 0 */
+  workerId?: number;
+  /** @default 0 */
+  datacenterId?: number;
+  /** The wall clock. @default systemClock */
+  clock?: Clock;
+  /** How far the clock may step back before the generator refuses to issue. @default 1000 */
+  clockBackToleranceMs?: number;
+  /** The longest a synchronous call may wait for the next time unit when the sequence is used up. @default 10 */
+  maxSyncWaitMs?: number;
+  /** Issue only timestamps strictly above this one (in ticks): the previous holder's ceiling of a reused worker ID. */
+  floor?: number;
+  /** Asked before every ID; see {@link IssuePermit}. */
+  permit?: IssuePermit;
+}
+
+/**
+ * Counters of a generator since it was created.
+ *
+ * @publicApi
+ */
+export interface GeneratorStats {
+  /** IDs issued. */
+  issued: number;
+  /** Times the sequence ran out and the generator waited for the next time unit. */
+  overflowWaits: number;
+  /** Times the clock was seen behind the last issued timestamp. */
+  clockBackEvents: number;
+  /** The largest step back seen, in milliseconds. */
+  maxClockBackMs: number;
+  /** The last issued timestamp, in ticks (or the floor before the first ID). */
+  lastTimestamp: number;
+}
+
+const NO_CEILING = Number.MAX_SAFE_INTEGER;
+
+/** @throws RangeError unless `count` is a non-negative safe integer: a fractional count would corrupt the sequence. */
+export function assertBatchCount(count: number, method: string): void {
+  if (!Number.isSafeInteger(count) || count < 0) {
+    throw new RangeError(`${method}(count): expected a non-negative integer, got ${String(count)}.`);
+  }
+}
+
+/**
+ * The ID generator: pure, synchronous, free of Nest and Redis.
+ *
+ * Rules, with `L` the last issued timestamp and `R` the clock now (both in ticks):
+ * - `R > L`: issue at `R` with sequence 0.
+ * - `R == L`: next sequence; when it runs out, wait for the next tick (bounded) and issue there. The old timestamp
+ *   is never reused with a wrapped sequence.
+ * - `R < L` (the clock stepped back): continue at `L`; when the sequence runs out, borrow the next tick as long as
+ *   `L - R` stays within the tolerance, else throw {@link ClockMovedBackError}.
+ * - Never issue above the permit's ceiling.
+ *
+ * IDs of one generator therefore strictly increase.
+ *
+ * @publicApi
+ */
+export class SnowflakeGenerator {
+  readonly layout: Layout;
+  private readonly clock: Clock;
+  private readonly epoch: number;
+  private readonly unit: number;
+  private readonly maxSequence: number;
+  private readonly timestampShift: bigint;
+  private readonly toleranceTicks: number;
+  private readonly toleranceMs: number;
+  private readonly maxSyncWaitMs: number;
+  private permit: IssuePermit | undefined;
+
+  private node = 0n;
+  private _workerId = 0;
+  private _datacenterId = 0;
+  /** The last issued timestamp `L`, in ticks. */
+  private last = -1;
+  private sequence = 0;
+  /** The last issued ID: `(last << timestampShift) | node | sequence`. */
+  private id = 0n;
+  private behind = false;
+  private readonly counters = { issued: 0, overflowWaits: 0, clockBackEvents: 0, maxClockBackMs: 0 };
+
+  constructor(options: GeneratorOptions) {
+    const { layout } = options;
+    this.layout = layout;
+    this.clock = options.clock ?? systemClock;
+    this.epoch = layout.epoch;
+    this.unit = layout.timeUnitMs;
+    this.maxSequence = layout.maxSequence;
+    this.timestampShift = BigInt(layout.timestampShift);
+    this.toleranceMs = options.clockBackToleranceMs ?? 1000;
+    this.toleranceTicks = Math.floor(this.toleranceMs / this.unit);
+    this.maxSyncWaitMs = options.maxSyncWaitMs ?? 10;
+    this.assign(options.workerId ?? 0, options.datacenterId ?? 0, options.floor, options.permit);
+  }
+
+  get workerId(): number {
+    return this._workerId;
+  }
+
+  get datacenterId(): number {
+    return this._datacenterId;
+  }
+
+  /**
+   * Moves the generator to another worker ID (a lease switch). IDs continue above `floor`, the new ID's previous
+   * holder's ceiling; uniqueness across the switch comes from the differing worker bits.
+   */
+  assign(workerId: number, datacenterId: number, floor = -1, permit?: IssuePermit): void {
+    assertNodeFits(this.layout, datacenterId, workerId);
+    this._workerId = workerId;
+    this._datacenterId = datacenterId;
+    this.node =
+      (BigInt(datacenterId) << BigInt(this.layout.datacenterShift)) |
+      (BigInt(workerId) << BigInt(this.layout.workerShift));
+    this.permit = permit;
+    // Standing at the floor with a used-up sequence makes the first ID land strictly above the floor.
+    this.last = floor;
+    this.sequence = this.maxSequence;
+    this.id = floor < 0 ? 0n : (BigInt(floor) << this.timestampShift) | this.node | BigInt(this.maxSequence);
+    this.behind = false;
+  }
+
+  /** The next ID. @throws ClockMovedBackError, SequenceExhaustedError, WorkerUnavailableError, TimestampOverflowError */
+  next(): bigint {
+    const ceiling = this.permit === undefined ? NO_CEILING : this.permit.ceiling();
+    const t = Math.floor((this.clock.now() - this.epoch) / this.unit);
+    if (t === this.last && this.sequence < this.maxSequence) {
+      this.sequence++;
+      this.counters.issued++;
+      return (this.id += 1n);
+    }
+    return this.advance(t, ceiling, this.maxSyncWaitMs);
+  }
+
+  /**
+   * Like {@link next}, but never spins for the next time unit: a used-up sequence throws
+   * {@link SequenceExhaustedError} at once, with the wait in `waitMs`. The building block of the async variants.
+   */
+  nextWithoutWaiting(): bigint {
+    const ceiling = this.permit === undefined ? NO_CEILING : this.permit.ceiling();
+    const t = Math.floor((this.clock.now() - this.epoch) / this.unit);
+    return this.advance(t, ceiling, 0);
+  }
+
+  /** The next ID as a decimal string. */
+  nextString(): string {
+    return this.next().toString();
+  }
+
+  /** The next ID as a number; only for layouts of 53 bits or fewer. @throws UnsafeNumberError on wider layouts */
+  nextNumber(): number {
+    if (this.layout.totalBits > 53) throw new UnsafeNumberError(this.layout.totalBits);
+    return Number(this.next());
+  }
+
+  /**
+   * `count` IDs in one call, in increasing order. The clock is read once per time unit, not once per ID.
+   *
+   * The whole batch shares the synchronous wait bound of one {@link next} call: its waits for the next time unit
+   * add up to `maxSyncWaitMs` at most, so a batch cannot spin longer than one `next()` may. A batch that needs more
+   * time units than fit in that bound throws {@link BatchTooLargeError} before issuing anything;
+   * {@link nextBatchAsync} takes any size. (The work of building the array grows with `count`, as any array does.)
+   *
+   * Should the clock stall mid-batch, it throws {@link SequenceExhaustedError}; the IDs drawn so far are discarded,
+   * never reissued, and count in `stats().issued`, which counts IDs used up.
+   */
+  nextBatch(count: number): bigint[] {
+    assertBatchCount(count, 'nextBatch');
+    if (count > this.maxSyncBatch) throw new BatchTooLargeError(count, this.maxSyncBatch, this.maxSyncWaitMs);
+    const out: bigint[] = [];
+    // One more millisecond, as in waitForNextTick: the wall clock counts whole ones.
+    const deadline = monotonicNow() + this.maxSyncWaitMs + 1;
+    while (out.length < count) {
+      const ceiling = this.permit === undefined ? NO_CEILING : this.permit.ceiling();
+      const t = Math.floor((this.clock.now() - this.epoch) / this.unit);
+      out.push(this.advanceOrContinue(t, ceiling, Math.max(0, Math.ceil(deadline - monotonicNow()))));
+      this.fillTick(out, count);
+    }
+    return out;
+  }
+
+  /**
+   * Appends to `out` the IDs left in the current time unit, up to `count` in all, without waiting: at least one,
+   * or it throws like {@link nextWithoutWaiting}. The building block of batches that wait asynchronously.
+   */
+  fillWithoutWaiting(out: bigint[], count: number): void {
+    assertBatchCount(count, 'fillWithoutWaiting');
+    out.push(this.nextWithoutWaiting());
+    this.fillTick(out, count);
+  }
+
+  /** `count` IDs in increasing order, waiting asynchronously (never blocking the event loop) between time units. */
+  async nextBatchAsync(count: number): Promise<bigint[]> {
+    assertBatchCount(count, 'nextBatchAsync');
+    const out: bigint[] = [];
+    while (out.length < count) {
+      try {
+        this.fillWithoutWaiting(out, count);
+      } catch (error) {
+        if (!(error instanceof SequenceExhaustedError)) throw error;
+        await new Promise((resolve) => setTimeout(resolve, Math.max(1, Math.ceil(error.waitMs))));
+      }
+    }
+    return out;
+  }
+
+  /** Like {@link next}, but waits asynchronously (never blocking the event loop) when the sequence is used up. */
+  async nextAsync(): Promise<bigint> {
+    for (;;) {
+      try {
+        return this.nextWithoutWaiting();
+      } catch (error) {
+        if (!(error instanceof SequenceExhaustedError)) throw error;
+        await new Promise((resolve) => setTimeout(resolve, Math.max(1, Math.ceil(error.waitMs))));
+      }
+    }
+  }
+
+  /**
+   * The most IDs a synchronous batch may ask for: the sequences of as many whole time units as `maxSyncWaitMs`
+   * holds (at least one), so that its waits for the next unit fit in that bound.
+   */
+  get maxSyncBatch(): number {
+    return (this.maxSequence + 1) * Math.max(1, Math.floor(this.maxSyncWaitMs / this.unit));
+  }
+
+  stats(): GeneratorStats {
+    return { ...this.counters, lastTimestamp: this.last };
+  }
+
+  /** One ID at clock reading `t`: the next sequence of the current tick when there is one, else {@link advance}. */
+  private advanceOrContinue(t: number, ceiling: number, maxWaitMs: number): bigint {
+    if (t === this.last && this.sequence < this.maxSequence) return this.issueInSameTick();
+    return this.advance(t, ceiling, maxWaitMs);
+  }
+
+  /**
+   * The rest of the current tick's sequence, up to `count` IDs in `out`. No clock read: the tick was just
+   * confirmed current (or borrowed within the clock-back tolerance) by the ID issued before.
+   */
+  private fillTick(out: bigint[], count: number): void {
+    let room = Math.min(this.maxSequence - this.sequence, count - out.length);
+    this.sequence += room;
+    this.counters.issued += room;
+    let id = this.id;
+    while (room-- > 0) out.push(++id);
+    this.id = id;
+  }
+
+  /** The slow path: a new tick, a used-up sequence or a clock that went back. */
+  private advance(t: number, ceiling: number, maxWaitMs: number): bigint {
+    if (t > this.last) {
+      this.behind = false;
+      return this.issueAt(t, ceiling);
+    }
+    if (t < this.last) {
+      this.noteClockBack(t);
+      if (this.sequence < this.maxSequence) return this.issueInSameTick();
+      if (this.last + 1 - t > this.toleranceTicks) throw this.clockBackError(t, 1);
+      return this.issueAt(this.last + 1, ceiling);
+    }
+    // t === last and the sequence is used up: wait for the next tick.
+    return this.issueAt(this.waitForNextTick(maxWaitMs), ceiling);
+  }
+
+  private issueAt(t: number, ceiling: number): bigint {
+    if (t > ceiling) {
+      this.permit?.ceilingReached?.();
+      throw new WorkerUnavailableError(
+        'ceiling',
+        'The worker lease has not been renewed far enough ahead to issue IDs at the current time. ' +
+          'It renews in the background; if this persists, check the connection to Redis.',
+      );
+    }
+    if (t > this.layout.maxTimestamp) throw new TimestampOverflowError(new Date(this.layout.lastTimestampMs));
+    this.last = t;
+    this.sequence = 0;
+    this.counters.issued++;
+    return (this.id = (BigInt(t) << this.timestampShift) | this.node);
+  }
+
+  private issueInSameTick(): bigint {
+    this.sequence++;
+    this.counters.issued++;
+    return (this.id += 1n);
+  }
+
+  private noteClockBack(t: number): void {
+    const behindMs = (this.last - t) * this.unit;
+    if (!this.behind) {
+      this.behind = true;
+      this.counters.clockBackEvents++;
+    }
+    if (behindMs > this.counters.maxClockBackMs) this.counters.maxClockBackMs = behindMs;
+    if (this.last - t > this.toleranceTicks) throw this.clockBackError(t);
+  }
+
+  /** `borrow`: the units beyond `last` the refused ID would have needed, so the error reports more than the tolerance. */
+  private clockBackError(t: number, borrow = 0): ClockMovedBackError {
+    return new ClockMovedBackError((this.last + borrow - t) * this.unit, this.toleranceMs);
+  }
+
+  /** Spins until the clock reaches the tick after `last`, for at most `maxWaitMs` of monotonic time. */
+  private waitForNextTick(maxWaitMs: number): number {
+    const target = this.last + 1;
+    const waitMs = target * this.unit + this.epoch - this.clock.now();
+    if (waitMs > maxWaitMs) throw new SequenceExhaustedError(waitMs, maxWaitMs);
+    this.counters.overflowWaits++;
+    // One more millisecond: the wall clock counts whole ones, so a wait of exactly maxWaitMs must still fit.
+    const deadline = monotonicNow() + maxWaitMs + 1;
+    for (;;) {
+      // Deadline before clock: a pause (GC, preemption) between the two reads must not fail a wait that succeeded.
+      const expired = monotonicNow() > deadline;
+      const t = Math.floor((this.clock.now() - this.epoch) / this.unit);
+      if (t >= target) return t;
+      if (t < this.last) {
+        // Stepped back while waiting: continue in clock-back mode.
+        this.noteClockBack(t);
+        if (this.last + 1 - t > this.toleranceTicks) throw this.clockBackError(t, 1);
+        return target;
+      }
+      if (expired) throw new SequenceExhaustedError(waitMs, maxWaitMs);
+    }
+  }
+}

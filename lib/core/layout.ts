@@ -1,0 +1,231 @@
+import { SnowflakeConfigError } from './errors.js';
+
+/** Time units a layout may count in, in milliseconds. */
+export type TimeUnitMs = 1 | 10 | 1000;
+
+/** Names of the built-in layouts. See {@link LAYOUT_PRESETS}. */
+export type LayoutPresetName = 'default' | 'twitter' | 'js-safe';
+
+/**
+ * The bit layout of an ID, most significant first: `[sign 0][timestamp][datacenter][worker][sequence]`.
+ *
+ * @publicApi
+ */
+export interface LayoutOptions {
+  /** Start from a preset; any field given here overrides it. @default 'default' */
+  preset?: LayoutPresetName;
+  /** The instant timestamps count from, as Unix milliseconds or a Date. Must not lie in the future. */
+  epoch?: number | Date;
+  /** The length of one timestamp tick in milliseconds. @default 1 */
+  timeUnitMs?: TimeUnitMs;
+  timestampBits?: number;
+  datacenterBits?: number;
+  workerBits?: number;
+  sequenceBits?: number;
+  /** The timestamp field must last at least this many years from now. @default 10 */
+  minLifetimeYears?: number;
+}
+
+/**
+ * A validated layout with its derived shifts and limits. Immutable; create it with {@link resolveLayout}.
+ *
+ * @publicApi
+ */
+export interface Layout {
+  readonly epoch: number;
+  readonly timeUnitMs: TimeUnitMs;
+  readonly timestampBits: number;
+  readonly datacenterBits: number;
+  readonly workerBits: number;
+  readonly sequenceBits: number;
+  /** Total bits of an ID (the sign bit is never used). */
+  readonly totalBits: number;
+  readonly maxTimestamp: number;
+  readonly maxDatacenterId: number;
+  readonly maxWorkerId: number;
+  readonly maxSequence: number;
+  readonly workerShift: number;
+  readonly datacenterShift: number;
+  readonly timestampShift: number;
+  /** The largest ID the layout can hold. */
+  readonly maxId: bigint;
+  /** The last instant the timestamp field can express, as Unix milliseconds. */
+  readonly lastTimestampMs: number;
+}
+
+type LayoutFields = Required<Omit<LayoutOptions, 'preset' | 'epoch' | 'minLifetimeYears'>> & { epoch: number };
+
+/** 2026-01-01T00:00:00.000Z: the epoch of the `default` and `js-safe` presets. */
+export const DEFAULT_EPOCH = Date.UTC(2026, 0, 1);
+
+/**
+ * The built-in layouts.
+ *
+ * - `twitter`: Twitter's IdWorker, bit for bit: `((t - 1288834974657) << 22) | (dc << 17) | (worker << 12) | seq`.
+ * - `default`: 41 timestamp bits of 1 ms from 2026 (lasting until 2095), no datacenter field, 10 worker bits
+ *   (1,024 workers, all handed out by the lease) and 12 sequence bits (4,096,000 IDs/s per worker).
+ * - `js-safe`: 53 bits in all, so every ID is exact as a JS number and in JSON. 38 timestamp bits of 10 ms last
+ *   87 years from 2026; 9 sequence bits give 51,200 IDs/s per worker; 6 worker bits leave room for 64 workers.
+ *   A 1 s unit would allow more workers, but would make a burst wait up to a second and order IDs only by the second.
+ *
+ * @publicApi
+ */
+export const LAYOUT_PRESETS: Readonly<Record<LayoutPresetName, Readonly<LayoutFields>>> = Object.freeze({
+  twitter: Object.freeze({
+    epoch: 1288834974657,
+    timeUnitMs: 1,
+    timestampBits: 41,
+    datacenterBits: 5,
+    workerBits: 5,
+    sequenceBits: 12,
+  }),
+  default: Object.freeze({
+    epoch: DEFAULT_EPOCH,
+    timeUnitMs: 1,
+    timestampBits: 41,
+    datacenterBits: 0,
+    workerBits: 10,
+    sequenceBits: 12,
+  }),
+  'js-safe': Object.freeze({
+    epoch: DEFAULT_EPOCH,
+    timeUnitMs: 10,
+    timestampBits: 38,
+    datacenterBits: 0,
+    workerBits: 6,
+    sequenceBits: 9,
+  }),
+});
+
+const MS_PER_YEAR = 365.25 * 24 * 3600 * 1000;
+const MAX_DATE_MS = 8.64e15;
+const TIME_UNITS: readonly number[] = [1, 10, 1000];
+
+/**
+ * Validates layout options once and derives shifts and limits. Every error names the option and the fix.
+ *
+ * @param now the current Unix time in ms, for the "epoch not in the future" and lifetime checks
+ * @publicApi
+ */
+export function resolveLayout(options: LayoutOptions = {}, now: number = Date.now()): Layout {
+  const presetName = options.preset ?? 'default';
+  const preset = Object.hasOwn(LAYOUT_PRESETS, presetName) ? LAYOUT_PRESETS[presetName] : undefined;
+  if (preset === undefined) {
+    throw new SnowflakeConfigError(
+      'layout.preset',
+      `unknown preset ${JSON.stringify(presetName)}; use one of ${Object.keys(LAYOUT_PRESETS).join(', ')}.`,
+    );
+  }
+  const epoch = options.epoch instanceof Date ? options.epoch.getTime() : (options.epoch ?? preset.epoch);
+  const timeUnitMs = options.timeUnitMs ?? preset.timeUnitMs;
+  const timestampBits = options.timestampBits ?? preset.timestampBits;
+  const datacenterBits = options.datacenterBits ?? preset.datacenterBits;
+  const workerBits = options.workerBits ?? preset.workerBits;
+  const sequenceBits = options.sequenceBits ?? preset.sequenceBits;
+  const minLifetimeYears = options.minLifetimeYears ?? 10;
+
+  if (!Number.isSafeInteger(epoch) || epoch < 0) {
+    throw new SnowflakeConfigError(
+      'layout.epoch',
+      `expected Unix milliseconds (a non-negative integer) or a Date, got ${String(options.epoch)}.`,
+    );
+  }
+  if (epoch > now) {
+    throw new SnowflakeConfigError(
+      'layout.epoch',
+      `${new Date(epoch).toISOString()} lies in the future; choose an epoch in the past, such as ${new Date(DEFAULT_EPOCH).toISOString()}.`,
+    );
+  }
+  if (!TIME_UNITS.includes(timeUnitMs)) {
+    throw new SnowflakeConfigError(
+      'layout.timeUnitMs',
+      `expected 1, 10 or 1000 (milliseconds), got ${String(timeUnitMs)}.`,
+    );
+  }
+  // Datacenter, worker and sequence values are JS numbers handled with 32-bit operations, hence 31 bits at most.
+  checkBits('layout.timestampBits', timestampBits, 1, 62);
+  checkBits('layout.datacenterBits', datacenterBits, 0, 31);
+  checkBits('layout.workerBits', workerBits, 0, 31);
+  checkBits('layout.sequenceBits', sequenceBits, 1, 31);
+  const totalBits = timestampBits + datacenterBits + workerBits + sequenceBits;
+  if (totalBits > 63) {
+    throw new SnowflakeConfigError(
+      'layout',
+      `the fields add up to ${totalBits} bits (timestamp ${timestampBits} + datacenter ${datacenterBits} + worker ${workerBits} + sequence ${sequenceBits}); ` +
+        'at most 63 fit a signed 64-bit integer. Take bits from one of the fields.',
+    );
+  }
+  if (typeof minLifetimeYears !== 'number' || !(minLifetimeYears >= 0)) {
+    throw new SnowflakeConfigError(
+      'layout.minLifetimeYears',
+      `expected a non-negative number of years, got ${String(minLifetimeYears)}.`,
+    );
+  }
+
+  const maxTimestamp = 2 ** timestampBits - 1;
+  // Capped at the largest instant a Date can hold, so that messages can always print it.
+  const lastTimestampMs = Math.min(epoch + maxTimestamp * timeUnitMs, MAX_DATE_MS);
+  const requiredUntil = now + minLifetimeYears * MS_PER_YEAR;
+  if (lastTimestampMs < requiredUntil) {
+    const years = Math.max(0, (lastTimestampMs - now) / MS_PER_YEAR);
+    throw new SnowflakeConfigError(
+      'layout.timestampBits',
+      `${timestampBits} bits of ${timeUnitMs} ms from ${new Date(epoch).toISOString()} run out on ${new Date(lastTimestampMs).toISOString()}, ` +
+        `${years.toFixed(1)} years from now; at least ${minLifetimeYears} are required. Add timestamp bits, use a later epoch or a longer time unit, ` +
+        'or lower `layout.minLifetimeYears`.',
+    );
+  }
+
+  const workerShift = sequenceBits;
+  const datacenterShift = workerShift + workerBits;
+  const timestampShift = datacenterShift + datacenterBits;
+  return Object.freeze({
+    epoch,
+    timeUnitMs,
+    timestampBits,
+    datacenterBits,
+    workerBits,
+    sequenceBits,
+    totalBits,
+    maxTimestamp,
+    maxDatacenterId: 2 ** datacenterBits - 1,
+    maxWorkerId: 2 ** workerBits - 1,
+    maxSequence: 2 ** sequenceBits - 1,
+    workerShift,
+    datacenterShift,
+    timestampShift,
+    maxId: (1n << BigInt(totalBits)) - 1n,
+    lastTimestampMs,
+  });
+}
+
+function checkBits(option: string, value: unknown, min: number, max: number): void {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw new SnowflakeConfigError(
+      option,
+      `expected an integer number of bits from ${min} to ${max}, got ${String(value)}.`,
+    );
+  }
+}
+
+/**
+ * Checks that a datacenter and worker ID fit the layout's fields.
+ *
+ * @publicApi
+ */
+export function assertNodeFits(layout: Layout, datacenterId: number, workerId: number): void {
+  if (!Number.isInteger(datacenterId) || datacenterId < 0 || datacenterId > layout.maxDatacenterId) {
+    throw new SnowflakeConfigError(
+      'datacenterId',
+      `${String(datacenterId)} does not fit ${layout.datacenterBits} datacenter bits (0 to ${layout.maxDatacenterId}). ` +
+        'Pick a smaller ID or give the layout more `datacenterBits`.',
+    );
+  }
+  if (!Number.isInteger(workerId) || workerId < 0 || workerId > layout.maxWorkerId) {
+    throw new SnowflakeConfigError(
+      'workerId',
+      `${String(workerId)} does not fit ${layout.workerBits} worker bits (0 to ${layout.maxWorkerId}). ` +
+        'Pick a smaller ID or give the layout more `workerBits`.',
+    );
+  }
+}

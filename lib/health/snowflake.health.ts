@@ -1,0 +1,179 @@
+import { Injectable } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
+import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
+import { IdService, type SnowflakeStatus } from '../module/id.service.js';
+
+/**
+ * Thresholds of {@link SnowflakeHealthIndicator.isHealthy}.
+ *
+ * @publicApi
+ */
+export interface SnowflakeHealthOptions {
+  /**
+   * Down once this many lease renewals in a row have failed. With the default renew interval (ttl / 4) and fence
+   * margin (ttl / 5), two failures leave about 30 % of the TTL before the holder fences: time for a load balancer to
+   * drain the instance before it starts refusing IDs.
+   * @default 2
+   */
+  maxRenewalFailures?: number;
+  /** Down when the lease would fence itself within this many milliseconds unless a renewal succeeds. @default 0 */
+  minFenceInMs?: number;
+  /**
+   * Down while the clock stands more than this many milliseconds behind the timestamp the generator must exceed (its
+   * last issued timestamp, or the previous lease holder's ceiling).
+   * @default 0
+   */
+  maxClockBehindMs?: number;
+  /** The service to check, when the app registers more than one SnowflakeModule. @default the IdService of the app */
+  idService?: IdService;
+}
+
+/**
+ * Why the indicator reports down.
+ *
+ * @publicApi
+ */
+export type SnowflakeDownReason =
+  'not-configured' | 'no-worker-id' | 'lease-not-held' | 'lease-lapsing' | 'renewals-failing' | 'clock-behind';
+
+/**
+ * A terminus health indicator for the ID generator and its worker-ID lease. It reads `IdService.status()` only: a
+ * health check never talks to Redis itself, so a slow Redis cannot make the check hang.
+ *
+ * Up while IDs can be issued and the lease is confirmed with margin to spare; down when no worker ID is held, the lease
+ * is fenced, lost or about to be, renewals keep failing, or the clock stands behind the timestamp it must exceed. Both
+ * carry the worker, the lease and the generator's counters; down adds `reason` and `message`.
+ *
+ * Provide it through {@link SnowflakeHealthModule} (or in a module that imports `TerminusModule`).
+ *
+ * @example
+ * ```ts
+ * @Get('health')
+ * @HealthCheck()
+ * check() {
+ *   return this.health.check([() => this.snowflake.isHealthy()]);
+ * }
+ * ```
+ *
+ * @publicApi
+ */
+@Injectable()
+export class SnowflakeHealthIndicator {
+  private service: IdService | undefined;
+
+  constructor(
+    private readonly healthIndicatorService: HealthIndicatorService,
+    private readonly moduleRef: ModuleRef,
+  ) {}
+
+  /**
+   * The health of the ID generator under `key`.
+   *
+   * @param key the key in the health check result @default 'snowflake'
+   */
+  isHealthy<const Key extends string = 'snowflake'>(
+    key: Key = 'snowflake' as Key,
+    options: SnowflakeHealthOptions = {},
+  ): HealthIndicatorResult<Key> {
+    const indicator = this.healthIndicatorService.check(key);
+    const service = options.idService ?? this.idService();
+    if (service === undefined) {
+      return indicator.down({
+        reason: 'not-configured' satisfies SnowflakeDownReason,
+        message: 'No IdService in the application: import SnowflakeModule.forRoot(…) or forRootAsync(…).',
+      });
+    }
+    const status = service.status();
+    const details = describe(status);
+    const down = downReason(status, options);
+    return down === undefined ? indicator.up(details) : indicator.down({ ...details, ...down });
+  }
+
+  /** Found lazily and across modules, so that SnowflakeModule need not be global for the indicator to see it. */
+  private idService(): IdService | undefined {
+    if (this.service === undefined) {
+      try {
+        this.service = this.moduleRef.get(IdService, { strict: false });
+      } catch {
+        return undefined;
+      }
+    }
+    return this.service;
+  }
+}
+
+function downReason(
+  status: SnowflakeStatus,
+  options: SnowflakeHealthOptions,
+): { reason: SnowflakeDownReason; message: string } | undefined {
+  const maxRenewalFailures = options.maxRenewalFailures ?? 2;
+  const minFenceInMs = options.minFenceInMs ?? 0;
+  const maxClockBehindMs = options.maxClockBehindMs ?? 0;
+  const { lease } = status;
+
+  if (lease !== undefined && lease.state !== 'held') {
+    return {
+      reason: 'lease-not-held',
+      message: `The worker-ID lease is ${lease.state}: no IDs are issued until a claim succeeds.${lastError(status)}`,
+    };
+  }
+  if (!status.ready || status.workerId === null) {
+    return { reason: 'no-worker-id', message: 'No worker ID is held: IDs cannot be issued.' };
+  }
+  if (lease !== undefined && (lease.fenceInMs === null || lease.fenceInMs <= minFenceInMs)) {
+    return {
+      reason: 'lease-lapsing',
+      message:
+        lease.fenceInMs !== null && lease.fenceInMs > 0
+          ? `The worker-ID lease fences itself in ${lease.fenceInMs} ms unless a renewal succeeds.${lastError(status)}`
+          : `The worker-ID lease lapsed: it could not be renewed in time.${lastError(status)}`,
+    };
+  }
+  if (lease !== undefined && lease.renewalFailures >= maxRenewalFailures) {
+    return {
+      reason: 'renewals-failing',
+      message: `${lease.renewalFailures} lease renewals failed in a row (the limit is ${maxRenewalFailures}).${lastError(status)}`,
+    };
+  }
+  if (status.clockBehindMs > maxClockBehindMs) {
+    return {
+      reason: 'clock-behind',
+      message:
+        `The clock stands ${status.clockBehindMs} ms behind the timestamp IDs must exceed (the last issued one or the ` +
+        "previous holder's ceiling): IDs wait for the clock to catch up.",
+    };
+  }
+  return undefined;
+}
+
+function lastError(status: SnowflakeStatus): string {
+  const error = status.lease?.lastError;
+  return error ? ` Last error: ${error}` : '';
+}
+
+/** Plain JSON values only: health results are serialised as they are. */
+function describe(status: SnowflakeStatus): Record<string, unknown> {
+  const { lease } = status;
+  return {
+    source: status.source,
+    workerId: status.workerId,
+    datacenterId: status.datacenterId,
+    ...(lease === undefined
+      ? {}
+      : {
+          namespace: lease.namespace,
+          leaseState: lease.state,
+          // expiresAt is in the module's clock, which a test (or an app) may inject: measure it against that clock.
+          leaseExpiresInMs: lease.expiresAt === null ? null : Math.round(lease.expiresAt - status.nowMs),
+          fenceInMs: lease.fenceInMs === null ? null : Math.round(lease.fenceInMs),
+          lastRenewalAt: lease.lastRenewalAt === null ? null : new Date(lease.lastRenewalAt).toISOString(),
+          renewalFailures: lease.renewalFailures,
+          clockOffsetMs: lease.clockOffsetMs,
+          switches: lease.switches,
+        }),
+    issued: status.issued,
+    overflowWaits: status.overflowWaits,
+    clockBackEvents: status.clockBackEvents,
+    clockBehindMs: status.clockBehindMs,
+  };
+}

@@ -1,0 +1,34 @@
+export { systemClock, type Clock } from './core/clock.js';
+export { SnowflakeCodec, parseId, type ComposeInput, type SnowflakeParts } from './core/codec.js';
+export {
+  ClockMovedBackError,
+  InvalidSnowflakeError,
+  SequenceExhaustedError,
+  BatchTooLargeError,
+  SnowflakeConfigError,
+  SnowflakeError,
+  TimestampOverflowError,
+  UnsafeNumberError,
+  WorkerUnavailableError,
+} from './core/errors.js';
+export { SnowflakeGenerator, type GeneratorOptions, type GeneratorStats } from './core/generator.js';
+export {
+  DEFAULT_EPOCH,
+  LAYOUT_PRESETS,
+  assertNodeFits,
+  resolveLayout,
+  type Layout,
+  type LayoutOptions,
+  type LayoutPresetName,
+  type TimeUnitMs,
+} from './core/layout.js';
+export type { IssuePermit } from './core/permit.js';
+export { bigintsToStrings, snowflakeJsonReplacer } from './json/bigint-json.js';
+export { BigIntSerializerInterceptor } from './json/bigint-serializer.interceptor.js';
+export { LeaseExhaustedError, RedisUnavailableError } from './lease/lease.errors.js';
+export type { RedisClientLike, RedisLeaseOptions } from './lease/lease.options.js';
+export { IdService, type SnowflakeStatus } from './module/id.service.js';
+export { SnowflakeModule } from './module/snowflake.module.js';
+export type { SnowflakeModuleOptions } from './module/snowflake.options.js';
+export { workerIdFromHostname } from './worker/static.source.js';
+export type { LeaseStatus, WorkerAssignment, WorkerIdSource } from './worker/worker-source.js';

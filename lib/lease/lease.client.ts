@@ -1,0 +1,97 @@
+import { CLAIM_SCRIPT, NOTE_SCRIPT, RELEASE_SCRIPT, RENEW_SCRIPT } from './lease.scripts.js';
+import type { RedisClientLike } from './lease.options.js';
+import type { LeaseSettings } from './lease.settings.js';
+
+/** The scripts' command names on the client (ioredis `defineCommand`: EVALSHA with a fallback to EVAL). */
+const COMMANDS = {
+  claim: { name: 'snowflakeLeaseClaim', numberOfKeys: 3, lua: CLAIM_SCRIPT },
+  renew: { name: 'snowflakeLeaseRenew', numberOfKeys: 2, lua: RENEW_SCRIPT },
+  release: { name: 'snowflakeLeaseRelease', numberOfKeys: 1, lua: RELEASE_SCRIPT },
+  note: { name: 'snowflakeLeaseNote', numberOfKeys: 1, lua: NOTE_SCRIPT },
+} as const;
+
+type ScriptName = keyof typeof COMMANDS;
+
+/**
+ * The lease's connection to Redis: runs the scripts with a time limit per call, and closes the client only if
+ * it created it.
+ */
+export class LeaseClient {
+  private constructor(
+    private readonly client: RedisClientLike,
+    private readonly owned: boolean,
+    private readonly timeoutMs: number,
+  ) {
+    for (const { name, numberOfKeys, lua } of Object.values(COMMANDS)) {
+      client.defineCommand(name, { numberOfKeys, lua });
+    }
+  }
+
+  /** Uses the given client, or creates one from the URL (loading ioredis only then). */
+  static async create(settings: LeaseSettings): Promise<LeaseClient> {
+    if (settings.client !== undefined) return new LeaseClient(settings.client, false, settings.connectTimeoutMs);
+    const { Redis } = await import('ioredis');
+    const client = new Redis(settings.url!, {
+      connectTimeout: settings.connectTimeoutMs,
+      // Fail fast while disconnected instead of queueing: a renewal that arrives late is worth nothing.
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      retryStrategy: (times: number) => Math.min(times * settings.retryBackoffMs, 2000),
+    });
+    // Connection errors surface as failed commands; without a listener ioredis would log each one.
+    client.on('error', () => undefined);
+    return new LeaseClient(client, true, settings.connectTimeoutMs);
+  }
+
+  /** Resolves once connected, or after `timeoutMs` (the next command then reports the failure). */
+  async whenConnected(timeoutMs: number): Promise<void> {
+    if (this.client.status === 'ready') return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, timeoutMs);
+      this.client.once('ready', done);
+      function done(): void {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+  }
+
+  /** Runs a lease script, rejecting after the time limit. */
+  run(script: ScriptName, keys: string[], args: (string | number)[]): Promise<unknown[]> {
+    if (this.owned && this.client.status !== 'ready') {
+      return Promise.reject(new Error(`not connected to Redis (connection ${this.client.status})`));
+    }
+    const command = (this.client as unknown as Record<string, (...a: (string | number)[]) => Promise<unknown[]>>)[
+      COMMANDS[script].name
+    ];
+    return withTimeout(command.call(this.client, ...keys, ...args), this.timeoutMs, `Redis ${script}`);
+  }
+
+  /** `WAIT replicas timeout`: how many replicas acknowledged the writes so far. */
+  async waitForReplicas(replicas: number, timeoutMs: number): Promise<number> {
+    const acked = await withTimeout(
+      this.client.call('WAIT', replicas, timeoutMs),
+      timeoutMs + this.timeoutMs,
+      'Redis WAIT',
+    );
+    return Number(acked);
+  }
+
+  /** Closes the client if the lease created it; a client given by the app is left open. */
+  async close(): Promise<void> {
+    if (!this.owned) return;
+    try {
+      await withTimeout(this.client.quit(), this.timeoutMs, 'Redis QUIT');
+    } catch {
+      this.client.disconnect();
+    }
+  }
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}

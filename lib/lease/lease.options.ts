@@ -1,0 +1,54 @@
+/**
+ * The part of an ioredis `Redis` or `Cluster` the lease uses. Structural, so that ioredis stays an optional peer.
+ *
+ * @publicApi
+ */
+export interface RedisClientLike {
+  defineCommand(name: string, definition: { numberOfKeys: number; lua: string }): void;
+  call(command: string, ...args: (string | number)[]): Promise<unknown>;
+  quit(): Promise<unknown>;
+  disconnect(): void;
+  on(event: string, listener: (...args: unknown[]) => void): unknown;
+  once(event: string, listener: (...args: unknown[]) => void): unknown;
+  readonly status: string;
+}
+
+/**
+ * Options of the Redis worker-ID lease.
+ *
+ * @publicApi
+ */
+export interface RedisLeaseOptions {
+  /** A Redis URL (`redis://host:6379/0`); the module creates the client and closes it on shutdown. */
+  url?: string;
+  /** An existing ioredis `Redis` or `Cluster`; the module never closes it. */
+  client?: RedisClientLike;
+  /**
+   * Keys are `snowflake:{<namespace>}:…`. Services that must not share worker IDs use different namespaces; every
+   * instance of one service must use the same namespace and layout. @default 'default'
+   */
+  namespace?: string;
+  /**
+   * How long a claim or renewal holds the worker ID. A crashed holder's ID is free again after this long; a holder
+   * that cannot renew stops issuing before it. @default 10000
+   */
+  ttlMs?: number;
+  /** How often the lease is renewed. @default ttlMs / 4 (three renewals may fail before the holder fences) */
+  renewIntervalMs?: number;
+  /** The holder stops issuing at `ttlMs - fenceMarginMs` after it sent its last successful renewal. @default ttlMs / 5 */
+  fenceMarginMs?: number;
+  /** The longest a new holder waits for its clock to pass the previous holder's ceiling before taking another ID. @default 2000 */
+  maxFloorWaitMs?: number;
+  /** Connect timeout of a client created from `url`, and the timeout of each command. @default 2000 */
+  connectTimeoutMs?: number;
+  /** Claim attempts at bootstrap before the app fails to start. @default 5 */
+  bootstrapAttempts?: number;
+  /** First back-off between attempts, doubled each time (capped at ttlMs / 4). @default 200 */
+  retryBackoffMs?: number;
+  /** Hand out datacenter and worker bits together as one number, instead of a fixed `datacenterId`. @default false */
+  allocateDatacenter?: boolean;
+  /** Wait for this many replicas to acknowledge each claim and renewal (Redis `WAIT`), for failovers. @default 0 */
+  waitForReplicas?: number;
+  /** The time limit of the `WAIT`. @default 500 */
+  waitForReplicasTimeoutMs?: number;
+}

@@ -1,0 +1,139 @@
+/**
+ * The lease's Lua scripts. Each runs atomically in one round trip; all keys of a namespace share the hash tag
+ * `{<namespace>}`, so a Redis Cluster keeps them on one slot. Times:
+ * - expiries in the `expiry` sorted set are Redis server milliseconds (`TIME`), so leases lapse by one clock;
+ * - ceilings and notes are the holder's own ID-time milliseconds, the frame the IDs carry, so a new holder
+ *   compares its own timestamps with them however skewed the machines' clocks are.
+ *
+ * Keys: `meta` (hash: marker, created, settleMs), `cursor` (the next never-used ID), `expiry` (sorted set
+ * ID → lease expiry), and one hash per ID at `<recordPrefix><id>` (token, ceiling, floor, claimed, host, pid).
+ */
+
+/** Shared prelude: server time, and the namespace marker (created on first use; its creation starts settling). */
+const PRELUDE = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local function ensure_marker(meta, candidate, settle_ms)
+  local marker = redis.call('HGET', meta, 'marker')
+  if not marker then
+    marker = candidate
+    redis.call('HSET', meta, 'marker', marker, 'created', now, 'settleMs', settle_ms)
+  end
+  return marker
+end
+`;
+
+/**
+ * Claims a worker ID: a never-used one first (the cursor), else the one whose lease expired longest ago
+ * (`ZRANGEBYSCORE … LIMIT`, O(log N)), else reports exhaustion. Never-used IDs wait while the namespace settles
+ * after its marker was (re)created, so that holders from before a Redis data loss have stopped first.
+ *
+ * KEYS[1] meta, KEYS[2] cursor, KEYS[3] expiry
+ * ARGV[1] record key prefix, ARGV[2] token, ARGV[3] ttl ms, ARGV[4] ID count, ARGV[5] holder clock ms,
+ * ARGV[6] host, ARGV[7] pid, ARGV[8] excluded IDs (comma-separated, may be empty)
+ *
+ * Reply: {'ok', id, floor (previous ceiling, or -1), server ms, marker, expiry}
+ *      | {'settling', wait ms, server ms} | {'exhausted', held count, server ms}
+ */
+export const CLAIM_SCRIPT = `${PRELUDE}
+local prefix, token, ttl, count = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
+local holder_now = tonumber(ARGV[5])
+local excluded = {}
+for id in string.gmatch(ARGV[8], '[^,]+') do excluded[id] = true end
+local marker = ensure_marker(KEYS[1], token, ttl)
+
+local id = nil
+local floor = -1
+local cursor = tonumber(redis.call('GET', KEYS[2]) or '0')
+if cursor < count then
+  local settle_until = tonumber(redis.call('HGET', KEYS[1], 'created')) + tonumber(redis.call('HGET', KEYS[1], 'settleMs'))
+  if now < settle_until then
+    return {'settling', settle_until - now, now}
+  end
+  id = tostring(cursor)
+  redis.call('SET', KEYS[2], cursor + 1)
+  -- After a data loss the cursor starts again, but a lost holder's note may already sit on the record.
+  local noted = redis.call('HGET', prefix .. id, 'ceiling')
+  if noted then floor = tonumber(noted) end
+else
+  local offset = 0
+  while id == nil do
+    local found = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now, 'LIMIT', offset, 8)
+    if #found == 0 then break end
+    for _, candidate in ipairs(found) do
+      if not excluded[candidate] then id = candidate break end
+    end
+    offset = offset + #found
+  end
+  if id == nil then
+    return {'exhausted', redis.call('ZCOUNT', KEYS[3], '(' .. now, '+inf'), now}
+  end
+  local previous = redis.call('HGET', prefix .. id, 'ceiling')
+  if previous then floor = tonumber(previous) end
+end
+
+local key = prefix .. id
+local ceiling = math.max(holder_now, floor) + ttl
+local expiry = now + ttl
+redis.call('HSET', key, 'token', token, 'ceiling', ceiling, 'floor', floor, 'claimed', now, 'host', ARGV[6], 'pid', ARGV[7])
+redis.call('ZADD', KEYS[3], expiry, id)
+return {'ok', tonumber(id), floor, now, marker, expiry}
+`;
+
+/**
+ * Renews a lease and raises its ceiling, only while the token still owns the ID and the namespace marker is the
+ * one the holder claimed under (a new marker means Redis lost its data).
+ *
+ * KEYS[1] meta, KEYS[2] expiry
+ * ARGV[1] record key, ARGV[2] id, ARGV[3] token, ARGV[4] ttl ms, ARGV[5] new ceiling (holder ms), ARGV[6] marker
+ *
+ * Reply: {'ok', server ms, expiry} | {'lost', reason, server ms}
+ */
+export const RENEW_SCRIPT = `${PRELUDE}
+local key, id, token, ttl = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
+local marker = ensure_marker(KEYS[1], token, ttl)
+if marker ~= ARGV[6] then return {'lost', 'marker', now} end
+local owner = redis.call('HGET', key, 'token')
+if owner ~= token then return {'lost', owner and 'taken' or 'missing', now} end
+local ceiling = math.max(tonumber(redis.call('HGET', key, 'ceiling') or '0'), tonumber(ARGV[5]))
+local expiry = now + ttl
+redis.call('HSET', key, 'ceiling', ceiling)
+redis.call('ZADD', KEYS[2], expiry, id)
+return {'ok', now, expiry}
+`;
+
+/**
+ * Gives a lease back: records the holder's exact last issued timestamp as the ceiling, so the next holder may
+ * start right after it, and marks the ID expired now.
+ *
+ * KEYS[1] expiry
+ * ARGV[1] record key, ARGV[2] id, ARGV[3] token, ARGV[4] last issued timestamp (holder ms)
+ *
+ * Reply: {'released', server ms} | {'not-owner', server ms}
+ */
+export const RELEASE_SCRIPT = `${PRELUDE}
+local key, id, token = ARGV[1], ARGV[2], ARGV[3]
+if redis.call('HGET', key, 'token') ~= token then return {'not-owner', now} end
+redis.call('HSET', key, 'ceiling', ARGV[4])
+redis.call('HDEL', key, 'token')
+redis.call('ZADD', KEYS[1], now, id)
+return {'released', now}
+`;
+
+/**
+ * Leaves a note of a lost holder's last issued timestamp on the record (raising the ceiling, never lowering it),
+ * so that whoever holds the ID next starts above it. A record that vanished with Redis's data is recreated as an
+ * expired lease carrying the note.
+ *
+ * KEYS[1] expiry
+ * ARGV[1] record key, ARGV[2] id, ARGV[3] last issued timestamp (holder ms)
+ *
+ * Reply: {'noted', server ms}
+ */
+export const NOTE_SCRIPT = `${PRELUDE}
+local key, id, last = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local ceiling = tonumber(redis.call('HGET', key, 'ceiling') or '-1')
+if last > ceiling then redis.call('HSET', key, 'ceiling', last) end
+if redis.call('ZSCORE', KEYS[1], id) == false then redis.call('ZADD', KEYS[1], now, id) end
+return {'noted', now}
+`;

@@ -1,0 +1,589 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { monotonicNow } from '../core/clock.js';
+import { WorkerUnavailableError } from '../core/errors.js';
+import type { IssuePermit } from '../core/permit.js';
+import type { LeaseStatus, WorkerAssignment, WorkerIdSource, WorkerSourceContext } from '../worker/worker-source.js';
+import { LeaseClient } from './lease.client.js';
+import { LeaseExhaustedError, RedisUnavailableError } from './lease.errors.js';
+import { leaseKeys, type LeaseKeys } from './lease.keys.js';
+import type { LeaseSettings } from './lease.settings.js';
+
+/** A lease this process holds. Times named `…Ms` are the holder's ID-time (the generator's clock). */
+interface HeldLease {
+  id: number;
+  token: string;
+  marker: string;
+  workerId: number;
+  datacenterId: number;
+  floorMs: number | null;
+  ceilingMs: number;
+  /** The ceiling in layout ticks, what the permit hands the generator. */
+  ceilingTicks: number;
+  /** Monotonic ms at which the holder stops issuing unless a renewal succeeds first. */
+  fenceAt: number;
+  /** Redis server ms at which the lease lapses. */
+  serverExpiry: number;
+}
+
+type ClaimReply =
+  | { kind: 'ok'; id: number; floorMs: number; serverMs: number; marker: string; expiry: number }
+  | { kind: 'settling'; waitMs: number }
+  | { kind: 'exhausted'; held: number };
+
+/**
+ * How a lease was given back: released by its token, or, when the record was no longer ours, left with a note of
+ * our last timestamp. `lastMs` is the timestamp written on the record (holder ms, -1 when nothing was issued).
+ */
+interface ReleaseOutcome {
+  kind: 'released' | 'noted';
+  lastMs: number;
+}
+
+/**
+ * The Redis worker-ID lease: claims an ID before the app serves, renews it on an unref'd timer, fences itself when
+ * renewals stop, re-claims after a loss, switches ID when the clock steps back too far, and releases on shutdown.
+ * The invariants it keeps (exclusive, ceiling, floor, self-fencing, loss, data loss) are described in the README.
+ */
+export class RedisWorkerSource implements WorkerIdSource {
+  readonly kind = 'redis' as const;
+  private readonly keys: LeaseKeys;
+  private client: LeaseClient | undefined;
+  private context: WorkerSourceContext | undefined;
+  private lease: HeldLease | undefined;
+  private state: LeaseStatus['state'] = 'idle';
+  private renewTimer: NodeJS.Timeout | undefined;
+  private renewalFailures = 0;
+  private lastRenewalAt: number | null = null;
+  private clockOffsetMs: number | null = null;
+  private lastError: string | null = null;
+  private switches = 0;
+  private renewing = false;
+  private lastEarlyRenewal = -Infinity;
+  private stopped = false;
+  /** Lease operations run one at a time, in order. */
+  private queue: Promise<unknown> = Promise.resolve();
+  private readyWaiters: { resolve: () => void; reject: (error: Error) => void }[] = [];
+  private readonly permit: IssuePermit = {
+    ceiling: () => this.currentCeiling(),
+    ceilingReached: () => this.renewEarly(),
+  };
+
+  constructor(
+    private readonly settings: LeaseSettings,
+    private readonly fixedDatacenterId: number,
+  ) {
+    this.keys = leaseKeys(settings, fixedDatacenterId);
+  }
+
+  async start(context: WorkerSourceContext): Promise<WorkerAssignment> {
+    this.context = context;
+    this.state = 'claiming';
+    const started = monotonicNow();
+    this.client = await LeaseClient.create(this.settings);
+    try {
+      await this.client.whenConnected(this.settings.connectTimeoutMs);
+      const assignment = await this.claim([], this.settings.bootstrapAttempts);
+      context.logger.log(
+        `Claimed worker ID ${assignment.workerId} (datacenter ${assignment.datacenterId}) in namespace ` +
+          `"${this.settings.namespace}" in ${Math.round(monotonicNow() - started)} ms`,
+      );
+      this.scheduleRenewal(this.settings.renewIntervalMs);
+      return assignment;
+    } catch (error) {
+      this.state = 'idle';
+      await this.client.close();
+      throw error;
+    }
+  }
+
+  async stop(lastTimestamp: number): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    clearTimeout(this.renewTimer);
+    this.rejectWaiters(
+      new WorkerUnavailableError('stopped', 'The worker ID was released: the application is shutting down.'),
+    );
+    await this.enqueue(async () => {
+      const lease = this.lease;
+      this.lease = undefined;
+      this.state = 'released';
+      if (lease !== undefined) {
+        try {
+          const outcome = await this.release(lease, this.ticksToMs(lastTimestamp));
+          const summary = this.describeRelease(lease, outcome, 'at shutdown');
+          if (outcome.kind === 'released') this.context?.logger.log(summary);
+          else this.context?.logger.warn(summary);
+        } catch (error) {
+          this.context?.logger.warn(
+            `Could not release worker ID ${lease.workerId} (${message(error)}); it becomes free when its lease expires`,
+          );
+        }
+      }
+    });
+    await this.client?.close();
+  }
+
+  requestSwitch(lastTimestamp: number, reason: string): boolean {
+    if (this.stopped) return false;
+    if (this.state === 'switching' || this.state === 'lost') return true;
+    const previous = this.lease;
+    if (previous === undefined || this.state !== 'held') return false;
+    this.state = 'switching';
+    this.context!.reassign(null);
+    const lastMs = this.ticksToMs(lastTimestamp);
+    void this.enqueue(async () => {
+      try {
+        const outcome = await this.release(previous, lastMs);
+        if (outcome.kind === 'noted') {
+          this.context!.logger.warn(this.describeRelease(previous, outcome, 'when switching'));
+        }
+      } catch (error) {
+        // The lease lapses by itself; its ceiling already covers every timestamp issued under it.
+        this.context!.logger.warn(
+          `Could not release worker ID ${previous.workerId} before switching: ${message(error)}`,
+        );
+      }
+      this.lease = undefined;
+      await this.reclaim([previous.id], `switched from worker ID ${previous.workerId}: ${reason}`);
+    });
+    return true;
+  }
+
+  whenReady(): Promise<void> {
+    if (this.state === 'held' && !this.isFenced()) return Promise.resolve();
+    if (this.stopped) {
+      return Promise.reject(
+        new WorkerUnavailableError('stopped', 'The worker ID was released: the application is shutting down.'),
+      );
+    }
+    return new Promise<void>((resolve, reject) => {
+      const waiter = {
+        resolve: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+        reject: (error: Error) => {
+          clearTimeout(timer);
+          reject(error);
+        },
+      };
+      // Long enough for a re-claim after data loss: one ttl of settling, a floor wait, and a few retries.
+      const boundMs = 3 * this.settings.ttlMs + this.settings.maxFloorWaitMs;
+      const timer = setTimeout(() => {
+        this.readyWaiters = this.readyWaiters.filter((w) => w !== waiter);
+        reject(
+          new WorkerUnavailableError(
+            this.isFenced() && this.state === 'held' ? 'fenced' : 'lost',
+            `No worker ID could be confirmed within ${boundMs} ms (lease ${this.leaseStatus().state}` +
+              `${this.lastError === null ? '' : `: ${this.lastError}`}). Check the connection to Redis.`,
+          ),
+        );
+      }, boundMs);
+      timer.unref();
+      this.readyWaiters.push(waiter);
+    });
+  }
+
+  leaseStatus(): LeaseStatus {
+    const lease = this.lease;
+    const fenced = lease !== undefined && this.isFenced();
+    return {
+      state: fenced && this.state === 'held' ? 'fenced' : this.state,
+      namespace: this.settings.namespace,
+      workerId: lease?.workerId ?? null,
+      datacenterId: lease?.datacenterId ?? null,
+      expiresAt:
+        lease === undefined || this.clockOffsetMs === null ? null : Math.round(lease.serverExpiry + this.clockOffsetMs),
+      fenceInMs: lease === undefined ? null : Math.max(0, Math.round(lease.fenceAt - monotonicNow())),
+      lastRenewalAt: this.lastRenewalAt,
+      renewalFailures: this.renewalFailures,
+      clockOffsetMs: this.clockOffsetMs,
+      ceilingMs: lease?.ceilingMs ?? null,
+      floorMs: lease?.floorMs ?? null,
+      switches: this.switches,
+      lastError: this.lastError,
+    };
+  }
+
+  /** The permit's answer: the confirmed ceiling, unless the lease may have lapsed. */
+  private currentCeiling(): number {
+    const lease = this.lease;
+    if (lease === undefined || this.state !== 'held') {
+      throw new WorkerUnavailableError(
+        'switching',
+        'The worker ID is being re-claimed; retry in a moment or use nextAsync().',
+      );
+    }
+    if (monotonicNow() >= lease.fenceAt) {
+      // Renewals have failed for too long: the lease may have lapsed in Redis and someone else may hold the ID.
+      throw new WorkerUnavailableError(
+        'fenced',
+        `The lease on worker ID ${lease.workerId} could not be renewed in time, so no IDs are issued under it ` +
+          `(last error: ${this.lastError ?? 'none'}). It resumes once Redis answers again.`,
+      );
+    }
+    return lease.ceilingTicks;
+  }
+
+  private isFenced(): boolean {
+    return this.lease === undefined || monotonicNow() >= this.lease.fenceAt;
+  }
+
+  /**
+   * Claims an ID, retrying on failures up to `attempts` times (Infinity while running), waiting while the
+   * namespace settles and for the clock to pass the previous holder's ceiling.
+   */
+  private async claim(excluded: number[], attempts: number): Promise<WorkerAssignment> {
+    let failures = 0;
+    let backoff = this.settings.retryBackoffMs;
+    const skip = [...excluded];
+    for (;;) {
+      if (this.stopped) throw new WorkerUnavailableError('stopped', 'The application is shutting down.');
+      let reply: ClaimReply;
+      const token = randomUUID();
+      const clock = this.context!.clock;
+      const holderNow = clock.now();
+      const sentAt = monotonicNow();
+      try {
+        reply = await this.claimOnce(token, holderNow, skip);
+      } catch (error) {
+        failures++;
+        this.lastError = message(error);
+        if (failures >= attempts) throw new RedisUnavailableError(this.settings.namespace, failures, this.lastError);
+        this.context!.logger.warn(`Claiming a worker ID failed (${this.lastError}); retrying in ${backoff} ms`);
+        await sleep(backoff);
+        backoff = Math.min(backoff * 2, this.settings.ttlMs / 4);
+        continue;
+      }
+      if (reply.kind === 'exhausted') {
+        throw new LeaseExhaustedError(this.settings.namespace, reply.held, this.settings.idCount);
+      }
+      if (reply.kind === 'settling') {
+        this.context!.logger.log(
+          `Namespace "${this.settings.namespace}" is settling after its marker was created (first use or Redis data loss); ` +
+            `waiting ${reply.waitMs} ms so that earlier holders have stopped`,
+        );
+        await sleep(reply.waitMs + 5);
+        continue;
+      }
+      const lease = this.toLease(reply, token, holderNow, sentAt);
+      const floorWait = this.floorWaitMs(lease);
+      if (floorWait > this.settings.maxFloorWaitMs) {
+        this.context!.logger.warn(
+          `Worker ID ${lease.workerId}'s previous holder issued up to ${new Date(lease.floorMs!).toISOString()}, ` +
+            `${floorWait} ms ahead of this clock; taking another ID`,
+        );
+        await this.release(lease, lease.floorMs!).catch(() => undefined);
+        skip.push(lease.id);
+        continue;
+      }
+      if (this.settings.waitForReplicas > 0) {
+        const acked = await this.client!.waitForReplicas(
+          this.settings.waitForReplicas,
+          this.settings.waitForReplicasTimeoutMs,
+        );
+        if (acked < this.settings.waitForReplicas) {
+          await this.release(lease, lease.floorMs ?? -1).catch(() => undefined);
+          failures++;
+          this.lastError = `only ${acked} of ${this.settings.waitForReplicas} replicas acknowledged the claim`;
+          if (failures >= attempts) throw new RedisUnavailableError(this.settings.namespace, failures, this.lastError);
+          await sleep(backoff);
+          continue;
+        }
+      }
+      if (floorWait > 0) {
+        this.context!.logger.log(
+          `Waiting ${floorWait} ms for the clock to pass worker ID ${lease.workerId}'s previous ceiling`,
+        );
+        await sleep(floorWait);
+      }
+      this.lease = lease;
+      this.state = 'held';
+      this.renewalFailures = 0;
+      this.lastRenewalAt = clock.now();
+      this.lastError = null;
+      return {
+        workerId: lease.workerId,
+        datacenterId: lease.datacenterId,
+        floor: lease.floorMs === null ? -1 : this.msToTicks(lease.floorMs),
+        permit: this.permit,
+      };
+    }
+  }
+
+  private async claimOnce(token: string, holderNow: number, excluded: number[]): Promise<ClaimReply> {
+    const sentWall = this.context!.clock.now();
+    const reply = await this.client!.run(
+      'claim',
+      [this.keys.meta, this.keys.cursor, this.keys.expiry],
+      [
+        this.keys.recordPrefix,
+        token,
+        this.settings.ttlMs,
+        this.settings.idCount,
+        holderNow,
+        hostname(),
+        process.pid,
+        excluded.join(','),
+      ],
+    );
+    const status = String(reply[0]);
+    if (status === 'ok') {
+      const serverMs = Number(reply[3]);
+      this.noteOffset(sentWall, serverMs);
+      return {
+        kind: 'ok',
+        id: Number(reply[1]),
+        floorMs: Number(reply[2]),
+        serverMs,
+        marker: String(reply[4]),
+        expiry: Number(reply[5]),
+      };
+    }
+    if (status === 'settling') return { kind: 'settling', waitMs: Number(reply[1]) };
+    if (status === 'exhausted') return { kind: 'exhausted', held: Number(reply[1]) };
+    throw new Error(`unexpected claim reply ${JSON.stringify(reply)}`);
+  }
+
+  private toLease(
+    reply: Extract<ClaimReply, { kind: 'ok' }>,
+    token: string,
+    holderNow: number,
+    sentAt: number,
+  ): HeldLease {
+    const { layout } = this.context!;
+    const workerId = this.settings.allocateDatacenter ? reply.id & layout.maxWorkerId : reply.id;
+    const datacenterId = this.settings.allocateDatacenter
+      ? Math.floor(reply.id / 2 ** layout.workerBits)
+      : this.fixedDatacenterId;
+    const floorMs = reply.floorMs < 0 ? null : reply.floorMs;
+    // The same ceiling the claim script stored: it bounds what may be issued until the first renewal.
+    const ceilingMs = Math.max(holderNow, reply.floorMs) + this.settings.ttlMs;
+    return {
+      id: reply.id,
+      token,
+      marker: reply.marker,
+      workerId,
+      datacenterId,
+      floorMs,
+      ceilingMs,
+      ceilingTicks: this.msToTicks(ceilingMs),
+      fenceAt: sentAt + this.settings.ttlMs - this.settings.fenceMarginMs,
+      serverExpiry: reply.expiry,
+    };
+  }
+
+  /** How long the clock must advance before the first timestamp above the floor can be issued. */
+  private floorWaitMs(lease: HeldLease): number {
+    if (lease.floorMs === null) return 0;
+    const { layout, clock } = this.context!;
+    const firstAllowedMs = layout.epoch + (this.msToTicks(lease.floorMs) + 1) * layout.timeUnitMs;
+    return Math.max(0, Math.ceil(firstAllowedMs - clock.now()));
+  }
+
+  /** The clock ran past the ceiling (it jumped forward): renew now rather than at the next tick, once per back-off. */
+  private renewEarly(): void {
+    const now = monotonicNow();
+    if (this.renewing || now - this.lastEarlyRenewal < this.settings.retryBackoffMs) return;
+    this.lastEarlyRenewal = now;
+    this.scheduleRenewal(0);
+  }
+
+  private scheduleRenewal(delayMs: number): void {
+    if (this.stopped) return;
+    clearTimeout(this.renewTimer);
+    this.renewTimer = setTimeout(() => void this.enqueue(() => this.renew()), delayMs);
+    this.renewTimer.unref();
+  }
+
+  private async renew(): Promise<void> {
+    const lease = this.lease;
+    if (this.stopped || lease === undefined || this.state !== 'held') return;
+    this.renewing = true;
+    const { clock, layout } = this.context!;
+    const lastTicks = this.context!.lastTimestamp();
+    const lastMs = lastTicks < 0 ? -1 : layout.epoch + lastTicks * layout.timeUnitMs;
+    const ceilingMs = Math.max(clock.now(), lastMs) + this.settings.ttlMs;
+    const sentAt = monotonicNow();
+    const sentWall = clock.now();
+    try {
+      const reply = await this.client!.run(
+        'renew',
+        [this.keys.meta, this.keys.expiry],
+        [this.keys.recordPrefix + lease.id, lease.id, lease.token, this.settings.ttlMs, ceilingMs, lease.marker],
+      );
+      if (String(reply[0]) === 'lost') {
+        await this.handleLoss(lease, String(reply[1]));
+        return;
+      }
+      if (this.settings.waitForReplicas > 0) {
+        const acked = await this.client!.waitForReplicas(
+          this.settings.waitForReplicas,
+          this.settings.waitForReplicasTimeoutMs,
+        );
+        if (acked < this.settings.waitForReplicas) {
+          throw new Error(`only ${acked} of ${this.settings.waitForReplicas} replicas acknowledged the renewal`);
+        }
+      }
+      this.noteOffset(sentWall, Number(reply[1]));
+      const wasFenced = monotonicNow() >= lease.fenceAt;
+      lease.ceilingMs = Math.max(lease.ceilingMs, ceilingMs);
+      lease.ceilingTicks = this.msToTicks(lease.ceilingMs);
+      lease.fenceAt = sentAt + this.settings.ttlMs - this.settings.fenceMarginMs;
+      lease.serverExpiry = Number(reply[2]);
+      this.lastRenewalAt = clock.now();
+      if (this.renewalFailures > 0 || wasFenced) {
+        this.context!.logger.log(
+          `Lease on worker ID ${lease.workerId} renewed again after ${this.renewalFailures} failures`,
+        );
+      }
+      this.renewalFailures = 0;
+      this.lastError = null;
+      this.resolveWaiters();
+      this.scheduleRenewal(this.settings.renewIntervalMs);
+    } catch (error) {
+      this.renewalFailures++;
+      this.lastError = message(error);
+      this.context!.logger.warn(
+        `Renewing the lease on worker ID ${lease.workerId} failed (${this.renewalFailures} in a row): ${this.lastError}`,
+      );
+      const backoff = Math.min(
+        this.settings.retryBackoffMs * 2 ** (this.renewalFailures - 1),
+        this.settings.renewIntervalMs,
+      );
+      this.scheduleRenewal(backoff);
+    } finally {
+      this.renewing = false;
+    }
+  }
+
+  /** The lease is gone or taken: stop issuing at once, leave a note of the last timestamp, re-claim. */
+  private async handleLoss(lease: HeldLease, reason: string): Promise<void> {
+    this.state = 'lost';
+    this.lease = undefined;
+    this.context!.reassign(null);
+    const lastTicks = this.context!.lastTimestamp();
+    const lastMs = lastTicks < 0 ? -1 : this.ticksToMs(lastTicks);
+    this.context!.logger.error(
+      `Lease on worker ID ${lease.workerId} lost (${describeLoss(reason)}); stopped issuing under it and re-claiming`,
+    );
+    try {
+      await this.note(lease, lastMs);
+    } catch (error) {
+      this.context!.logger.warn(
+        `Could not leave a note of the last timestamp on worker ID ${lease.workerId}: ${message(error)}`,
+      );
+    }
+    await this.reclaim([], `re-claimed after losing worker ID ${lease.workerId}`);
+  }
+
+  /** Claims a new ID at run time (no attempt limit: Redis may come back), then hands it to the generator. */
+  private async reclaim(excluded: number[], why: string): Promise<void> {
+    if (this.stopped) return;
+    this.state = this.state === 'switching' ? 'switching' : 'lost';
+    try {
+      const assignment = await this.claim(excluded, Infinity);
+      this.switches++;
+      this.context!.reassign(assignment);
+      this.context!.logger.log(`Now worker ID ${assignment.workerId} (datacenter ${assignment.datacenterId}): ${why}`);
+      this.resolveWaiters();
+      this.scheduleRenewal(this.settings.renewIntervalMs);
+    } catch (error) {
+      if (this.stopped) return;
+      this.lastError = message(error);
+      this.context!.logger.error(`Could not claim another worker ID: ${this.lastError}; retrying`);
+      await sleep(this.settings.ttlMs / 4);
+      void this.enqueue(() => this.reclaim(excluded, why));
+    }
+  }
+
+  private async release(lease: HeldLease, lastMs: number): Promise<ReleaseOutcome> {
+    // Never below the floor: a lease claimed during shutdown (or while waiting for its floor) has issued nothing
+    // yet, and `lastMs` may then come from the previous worker ID's frame, lower than the ceiling it inherited.
+    const ceilingMs = Math.max(lastMs, lease.floorMs ?? -1);
+    const reply = await this.client!.run(
+      'release',
+      [this.keys.expiry],
+      [this.keys.recordPrefix + lease.id, lease.id, lease.token, ceilingMs],
+    );
+    const status = String(reply[0]);
+    if (status === 'released') return { kind: 'released', lastMs: ceilingMs };
+    if (status !== 'not-owner') throw new Error(`unexpected release reply ${JSON.stringify(reply)}`);
+    // The record is no longer ours (Redis lost its data, or another holder took the ID), so the release wrote
+    // nothing. Our last timestamp must still reach whoever holds the ID next, or it could issue below it.
+    await this.note(lease, ceilingMs);
+    return { kind: 'noted', lastMs: ceilingMs };
+  }
+
+  /** Raises the record's ceiling to `lastMs` (never lowers it), recreating the record if Redis lost it. */
+  private async note(lease: HeldLease, lastMs: number): Promise<void> {
+    await this.client!.run('note', [this.keys.expiry], [this.keys.recordPrefix + lease.id, lease.id, lastMs]);
+  }
+
+  private describeRelease(lease: HeldLease, outcome: ReleaseOutcome, when: string): string {
+    const last = outcome.lastMs < 0 ? 'nothing issued' : `last timestamp ${new Date(outcome.lastMs).toISOString()}`;
+    if (outcome.kind === 'released') {
+      return `Released worker ID ${lease.workerId} in namespace "${this.settings.namespace}" (${last})`;
+    }
+    return (
+      `Worker ID ${lease.workerId} in namespace "${this.settings.namespace}" was no longer ours ${when} ` +
+      `(Redis lost its data or another instance took it); noted ${last} on its record`
+    );
+  }
+
+  private noteOffset(sentWall: number, serverMs: number): void {
+    const receivedWall = this.context!.clock.now();
+    this.clockOffsetMs = Math.round((sentWall + receivedWall) / 2 - serverMs) || 0;
+  }
+
+  private msToTicks(ms: number): number {
+    const { epoch, timeUnitMs } = this.context!.layout;
+    return Math.floor((ms - epoch) / timeUnitMs);
+  }
+
+  private ticksToMs(ticks: number): number {
+    if (ticks < 0) return -1;
+    const { epoch, timeUnitMs } = this.context!.layout;
+    return epoch + ticks * timeUnitMs;
+  }
+
+  private enqueue<T>(operation: () => Promise<T>): Promise<T> {
+    const result = this.queue.then(operation);
+    this.queue = result.catch(() => undefined);
+    return result;
+  }
+
+  private resolveWaiters(): void {
+    const waiters = this.readyWaiters;
+    this.readyWaiters = [];
+    for (const waiter of waiters) waiter.resolve();
+  }
+
+  private rejectWaiters(error: Error): void {
+    const waiters = this.readyWaiters;
+    this.readyWaiters = [];
+    for (const waiter of waiters) waiter.reject(error);
+  }
+}
+
+function describeLoss(reason: string): string {
+  switch (reason) {
+    case 'marker':
+      return 'Redis lost its data: the namespace marker changed';
+    case 'missing':
+      return 'its record is gone from Redis';
+    case 'taken':
+      return 'another instance holds it now';
+    default:
+      return reason;
+  }
+}
+
+function message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,22 @@
+import { Module } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { TypeOrmAttacher } from '../orm/typeorm/typeorm-attacher.service.js';
+import { IdService } from './id.service.js';
+import { SnowflakeConfigurableModule } from './snowflake.module-definition.js';
+
+/**
+ * Registers {@link IdService}.
+ *
+ * @example
+ * SnowflakeModule.forRoot({ workerId: 1 })
+ * SnowflakeModule.forRoot({ redis: { url: 'redis://localhost:6379' }, isGlobal: true })
+ * SnowflakeModule.forRootAsync({ inject: [ConfigService], useFactory: (c: ConfigService) => ({ redis: { url: c.get('REDIS_URL') } }) })
+ *
+ * @publicApi
+ */
+@Module({
+  imports: [DiscoveryModule],
+  providers: [IdService, TypeOrmAttacher],
+  exports: [IdService],
+})
+export class SnowflakeModule extends SnowflakeConfigurableModule {}

@@ -1,0 +1,36 @@
+import type { Clock } from '../core/clock.js';
+import type { LayoutOptions, LayoutPresetName } from '../core/layout.js';
+import type { RedisLeaseOptions } from '../lease/lease.options.js';
+
+/**
+ * Options of {@link SnowflakeModule}. Give exactly one worker-ID source: `workerId` (a number or `'hostname'`) or
+ * `redis` (a lease).
+ *
+ * @publicApi
+ */
+export interface SnowflakeModuleOptions {
+  /** A preset name or a full layout. @default 'default' (41 ms-bits from 2026, 10 worker bits, 12 sequence bits) */
+  layout?: LayoutPresetName | LayoutOptions;
+  /**
+   * A fixed worker ID, or `'hostname'` to take the host name's trailing number (a Kubernetes StatefulSet pod
+   * `api-3` is worker 3). Leave it out when `redis` leases the worker ID.
+   */
+  workerId?: number | 'hostname';
+  /**
+   * The datacenter ID. With a lease it is fixed per deployment (for example one Redis per region) and the lease
+   * hands out worker bits only, unless `redis.allocateDatacenter` is set. @default 0
+   */
+  datacenterId?: number;
+  /** The host name `workerId: 'hostname'` reads. @default os.hostname() */
+  hostname?: string;
+  /** Lease the worker ID from Redis. */
+  redis?: RedisLeaseOptions;
+  /** How far the clock may step back before the generator refuses (or, with a lease, switches worker ID). @default 1000 */
+  clockBackToleranceMs?: number;
+  /** The longest a synchronous `next()` may wait for the next time unit when the sequence runs out. @default 10 */
+  maxSyncWaitMs?: number;
+  /** Require `nextNumber()` to work: fails at bootstrap unless the layout has 53 bits or fewer. @default false */
+  requireSafeNumbers?: boolean;
+  /** The wall clock, for tests. @default systemClock */
+  clock?: Clock;
+}

@@ -1,0 +1,96 @@
+import { hostname as osHostname } from 'node:os';
+import { inspect } from 'node:util';
+import { systemClock, type Clock } from '../core/clock.js';
+import { SnowflakeConfigError } from '../core/errors.js';
+import { assertNodeFits, resolveLayout, type Layout } from '../core/layout.js';
+import { resolveLeaseSettings, type LeaseSettings } from '../lease/lease.settings.js';
+import { workerIdFromHostname } from '../worker/static.source.js';
+import type { SnowflakeModuleOptions } from './snowflake.options.js';
+
+/** Module options after validation, with every default filled in. @internal */
+export interface SnowflakeSettings {
+  layout: Layout;
+  clock: Clock;
+  clockBackToleranceMs: number;
+  maxSyncWaitMs: number;
+  datacenterId: number;
+  worker: { kind: 'static' | 'hostname'; workerId: number } | { kind: 'redis'; lease: LeaseSettings };
+}
+
+/**
+ * Validates module options once, at bootstrap. Every error names the option and the fix.
+ *
+ * @internal
+ */
+export function resolveSettings(options: SnowflakeModuleOptions | undefined): SnowflakeSettings {
+  if (options === null || typeof options !== 'object') {
+    throw new SnowflakeConfigError('options', 'expected an object, such as { workerId: 1 } or { redis: { url } }.');
+  }
+  const layoutOption = options.layout;
+  const layout = resolveLayout(typeof layoutOption === 'string' ? { preset: layoutOption } : (layoutOption ?? {}));
+  const clock = options.clock ?? systemClock;
+  if (typeof clock.now !== 'function')
+    throw new SnowflakeConfigError('clock', 'expected an object with a now() method.');
+  const clockBackToleranceMs = nonNegative('clockBackToleranceMs', options.clockBackToleranceMs, 1000);
+  const maxSyncWaitMs = nonNegative('maxSyncWaitMs', options.maxSyncWaitMs, 10);
+  if (options.requireSafeNumbers === true && layout.totalBits > 53) {
+    throw new SnowflakeConfigError(
+      'requireSafeNumbers',
+      `the layout has ${layout.totalBits} bits, more than the 53 a JS number holds exactly. Use the 'js-safe' preset or a layout of 53 bits or fewer.`,
+    );
+  }
+
+  const hasWorker = options.workerId !== undefined;
+  const hasRedis = options.redis !== undefined;
+  if (hasWorker === hasRedis) {
+    throw new SnowflakeConfigError(
+      hasWorker ? 'workerId' : 'workerId',
+      hasWorker
+        ? 'give either `workerId` or `redis`, not both: with `redis` the lease chooses the worker ID.'
+        : "no worker-ID source: set `workerId` (a number, or 'hostname' for StatefulSet pods) or `redis` (a lease, for any number of instances).",
+    );
+  }
+
+  if (hasRedis) {
+    const lease = resolveLeaseSettings(options.redis!, layout);
+    if (lease.allocateDatacenter && options.datacenterId !== undefined) {
+      throw new SnowflakeConfigError(
+        'datacenterId',
+        'with `redis.allocateDatacenter` the lease hands out datacenter and worker bits together; leave `datacenterId` out.',
+      );
+    }
+    const datacenterId = options.datacenterId ?? 0;
+    assertNodeFits(layout, datacenterId, 0);
+    return { layout, clock, clockBackToleranceMs, maxSyncWaitMs, datacenterId, worker: { kind: 'redis', lease } };
+  }
+
+  const datacenterId = options.datacenterId ?? 0;
+  if (options.workerId === 'hostname') {
+    const workerId = workerIdFromHostname(options.hostname ?? osHostname());
+    assertNodeFits(layout, datacenterId, workerId);
+    return { layout, clock, clockBackToleranceMs, maxSyncWaitMs, datacenterId, worker: { kind: 'hostname', workerId } };
+  }
+  if (typeof options.workerId !== 'number') {
+    throw new SnowflakeConfigError(
+      'workerId',
+      `expected a non-negative integer or 'hostname', got ${JSON.stringify(options.workerId)}.`,
+    );
+  }
+  assertNodeFits(layout, datacenterId, options.workerId);
+  return {
+    layout,
+    clock,
+    clockBackToleranceMs,
+    maxSyncWaitMs,
+    datacenterId,
+    worker: { kind: 'static', workerId: options.workerId },
+  };
+}
+
+function nonNegative(option: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    throw new SnowflakeConfigError(option, `expected a non-negative number of milliseconds, got ${inspect(value)}.`);
+  }
+  return value;
+}

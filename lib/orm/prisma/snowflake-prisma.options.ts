@@ -1,0 +1,48 @@
+import type { PrismaDatamodelLike } from './prisma-datamodel.js';
+
+/**
+ * Where the extension takes IDs from. `IdService` fits; so does a bare `SnowflakeGenerator`.
+ *
+ * @publicApi
+ */
+export interface SnowflakeIdSource {
+  /** The next ID. */
+  next(): bigint;
+  /**
+   * Used when `next()` throws, to wait (without blocking) for the sequence of the next time unit or for a
+   * Redis lease being re-claimed, instead of failing the query. `IdService` has it.
+   */
+  nextAsync?(): Promise<bigint>;
+}
+
+/**
+ * Options of {@link snowflakeExtension}.
+ *
+ * @publicApi
+ */
+export interface SnowflakePrismaOptions {
+  /**
+   * Fields to fill, by model name as in schema.prisma, besides those marked with the doc comment.
+   *
+   * @example { User: 'id', Order: ['id', 'publicId'] }
+   */
+  fields?: Readonly<Record<string, string | readonly string[]>>;
+  /**
+   * The tag in a field's `///` doc comment that marks it; `false` reads no doc comments, so only `fields` count.
+   *
+   * @default '@GeneratedId'
+   */
+  marker?: string | false;
+  /**
+   * The schema text (a string per file of a multi-file schema), read for the doc comments. By default the
+   * extension reads the copy of the schema the generated client carries; pass this if that ever fails.
+   *
+   * @example { schema: readFileSync('prisma/schema.prisma', 'utf8') }
+   */
+  schema?: string | readonly string[];
+  /**
+   * A DMMF datamodel with documentation, for example `(await getDMMF({ datamodel: text })).datamodel` from
+   * `@prisma/internals` at build time. Taken instead of `schema` and the client's copy of the schema.
+   */
+  datamodel?: PrismaDatamodelLike;
+}

@@ -1,0 +1,71 @@
+import { DataSourceNotInitializedError } from './generated-id.errors.js';
+import { GeneratedIdSubscriber, type IdIssuer } from './generated-id.subscriber.js';
+import { probePrecision } from './precision.probe.js';
+import type { DataSourceLike } from './typeorm.structural.js';
+
+/** Options of {@link attachGeneratedIds}. @publicApi */
+export interface AttachGeneratedIdsOptions {
+  /** The DataSource's name in messages. @default 'default' */
+  name?: string;
+  /** Where warnings go. @default console */
+  logger?: { warn(message: string): void };
+}
+
+/**
+ * Makes a TypeORM DataSource fill `@GeneratedId()` properties from `ids` on insert, and returns a function that
+ * undoes it. `SnowflakeModule` does this for every DataSource of the app; call it yourself for a DataSource created
+ * outside Nest (a script, a seeder) or one initialised after the app (`manualInitialization`).
+ *
+ * Before attaching it checks every entity's ID properties against the layout and, when the layout is wider than
+ * 53 bits and the DataSource holds `@GeneratedId()` entities, asks the database for 2^53 + 1 to prove the driver
+ * returns 64-bit integers exactly.
+ *
+ * @throws GeneratedIdTypeError a `number` property with a layout wider than 53 bits
+ * @throws IdPrecisionLossError the driver rounds 64-bit integers
+ * @throws DataSourceNotInitializedError the DataSource is not initialised
+ * @publicApi
+ */
+export async function attachGeneratedIds(
+  dataSource: DataSourceLike,
+  ids: IdIssuer,
+  options: AttachGeneratedIdsOptions = {},
+): Promise<() => void> {
+  const name = options.name ?? 'default';
+  const logger = options.logger ?? console;
+  if (!dataSource.isInitialized) throw new DataSourceNotInitializedError(name);
+  if (dataSource.subscribers.some((subscriber) => subscriber instanceof GeneratedIdSubscriber)) {
+    logger.warn(
+      `The TypeORM DataSource "${name}" already fills @GeneratedId() columns (from another SnowflakeModule or an ` +
+        'earlier attachGeneratedIds() call); the first one keeps doing so.',
+    );
+    return () => undefined;
+  }
+
+  const subscriber = new GeneratedIdSubscriber(ids);
+  // Checks every entity now, so a wrong property type fails the bootstrap rather than the first insert.
+  let hasIds = false;
+  for (const metadata of dataSource.entityMetadatas) {
+    if (subscriber.fieldsOf(metadata).length > 0) hasIds = true;
+  }
+  if (hasIds && ids.layout.totalBits > 53) {
+    const probe = await probePrecision(dataSource, name);
+    if (!probe.checked) {
+      logger.warn(
+        `Cannot check whether the TypeORM DataSource "${name}" (${dataSource.options.type}) returns 64-bit integers ` +
+          'exactly; IDs that come back as rounded numbers fail when read.',
+      );
+    }
+    if (probe.bigintPragmas) {
+      logger.warn(
+        `The SQLite DataSource "${name}" returns PRAGMA results as bigints (defaultSafeIntegers), which TypeORM's ` +
+          'schema reader misreads: `synchronize` and migration generation would rebuild tables with nullable columns ' +
+          "or unique indexes. Use `driver: safeIntegerDriver(Database)` from 'nestjs-snowflake/typeorm' instead.",
+      );
+    }
+  }
+  dataSource.subscribers.push(subscriber);
+  return () => {
+    const index = dataSource.subscribers.indexOf(subscriber);
+    if (index >= 0) dataSource.subscribers.splice(index, 1);
+  };
+}

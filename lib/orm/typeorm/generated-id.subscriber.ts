@@ -1,0 +1,88 @@
+import { SequenceExhaustedError, WorkerUnavailableError } from '../../core/errors.js';
+import type { Layout } from '../../core/layout.js';
+import { GeneratedIdTypeError } from './generated-id.errors.js';
+import { generatedIdFields, type GeneratedIdField, type GeneratedIdJsType } from './generated-id.metadata.js';
+import type { EntityMetadataLike, InsertEventLike } from './typeorm.structural.js';
+
+/** What the subscriber needs of `IdService`. @publicApi */
+export interface IdIssuer {
+  readonly layout: Pick<Layout, 'totalBits'>;
+  next(): bigint;
+  nextAsync(): Promise<bigint>;
+}
+
+/**
+ * A TypeORM entity subscriber that fills absent `@GeneratedId()` properties before each insert.
+ *
+ * TypeORM 1.1 broadcasts `beforeInsert` to subscribers for every row of `save()` (cascaded relations included, all
+ * before the first INSERT, so a child's foreign key sees its parent's new ID), of `Repository.insert()` and of
+ * query-builder inserts. It does not for a query builder with `.callListeners(false)` or raw SQL.
+ *
+ * @internal
+ */
+export class GeneratedIdSubscriber {
+  /** Fields per entity metadata, worked out once per entity: a bulk insert calls this for every row. */
+  private readonly plans = new WeakMap<EntityMetadataLike, readonly GeneratedIdField[]>();
+
+  constructor(private readonly ids: IdIssuer) {}
+
+  /** The fields of an entity, checked against the layout. @throws GeneratedIdTypeError */
+  fieldsOf(metadata: EntityMetadataLike): readonly GeneratedIdField[] {
+    let fields = this.plans.get(metadata);
+    if (fields === undefined) {
+      fields = generatedIdFields(metadata.target);
+      for (const field of fields) assertFits(field, this.ids.layout.totalBits);
+      this.plans.set(metadata, fields);
+    }
+    return fields;
+  }
+
+  beforeInsert(event: InsertEventLike): void | Promise<void> {
+    const row = event.entity as Record<string, unknown> | null | undefined;
+    if (row === null || typeof row !== 'object') return;
+    const fields = this.fieldsOf(event.metadata);
+    for (let index = 0; index < fields.length; index++) {
+      const field = fields[index];
+      if (row[field.propertyName] !== undefined && row[field.propertyName] !== null) continue;
+      let id: bigint;
+      try {
+        id = this.ids.next();
+      } catch (error) {
+        // The sequence ran out beyond the synchronous wait, or the lease is being re-claimed: wait for it here
+        // rather than fail the insert. TypeORM awaits a promise returned from beforeInsert.
+        if (error instanceof SequenceExhaustedError || error instanceof WorkerUnavailableError) {
+          return this.fillAsync(row, fields, index);
+        }
+        throw error;
+      }
+      row[field.propertyName] = convert(id, field.jsType);
+    }
+  }
+
+  private async fillAsync(
+    row: Record<string, unknown>,
+    fields: readonly GeneratedIdField[],
+    from: number,
+  ): Promise<void> {
+    for (let index = from; index < fields.length; index++) {
+      const field = fields[index];
+      if (row[field.propertyName] !== undefined && row[field.propertyName] !== null) continue;
+      row[field.propertyName] = convert(await this.ids.nextAsync(), field.jsType);
+    }
+  }
+}
+
+function convert(id: bigint, jsType: GeneratedIdJsType): string | bigint | number {
+  return jsType === 'bigint' ? id : jsType === 'string' ? id.toString() : Number(id);
+}
+
+function assertFits(field: GeneratedIdField, totalBits: number): void {
+  if (field.jsType === 'number' && totalBits > 53) {
+    throw new GeneratedIdTypeError(
+      field.entityName,
+      field.propertyName,
+      `the property is a number, but IDs of this layout use ${totalBits} bits, more than the 53 a JS number holds ` +
+        "exactly. Declare it as `string` or `bigint`, or use the 'js-safe' layout (or another of 53 bits or fewer).",
+    );
+  }
+}

@@ -1,0 +1,42 @@
+import { IdPrecisionLossError } from './generated-id.errors.js';
+import type { GeneratedIdJsType } from './generated-id.metadata.js';
+
+/** TypeORM's `ValueTransformer`, by shape. @internal */
+export interface IdValueTransformer {
+  to(value: unknown): unknown;
+  from(value: unknown): unknown;
+}
+
+const READ_FIX =
+  'Configure the driver to return exact 64-bit integers: better-sqlite3 with `driver: safeIntegerDriver(Database)` ' +
+  '(or `prepareDatabase: (db) => db.defaultSafeIntegers(true)`), pg without `parseInt8`, mysql2 with ' +
+  '`supportBigNumbers: true, bigNumberStrings: true`.';
+
+/**
+ * Converts what the driver returns (pg and mysql2 a decimal string, better-sqlite3 with safe integers a bigint) to
+ * the property's declared JS type, and refuses a number that may already have been rounded.
+ *
+ * Writes pass through unchanged: pg, mysql2 and better-sqlite3 all bind strings and bigints exactly.
+ *
+ * @internal
+ */
+export function generatedIdTransformer(label: string, jsType: GeneratedIdJsType): IdValueTransformer {
+  const exact = (value: number): number => {
+    if (!Number.isSafeInteger(value)) throw new IdPrecisionLossError(`Reading ${label}`, value, READ_FIX);
+    return value;
+  };
+  const from =
+    jsType === 'string'
+      ? (value: unknown): unknown =>
+          typeof value === 'bigint' ? value.toString() : typeof value === 'number' ? String(exact(value)) : value
+      : jsType === 'bigint'
+        ? (value: unknown): unknown =>
+            typeof value === 'string' ? BigInt(value) : typeof value === 'number' ? BigInt(exact(value)) : value
+        : (value: unknown): unknown =>
+            typeof value === 'string' || typeof value === 'bigint'
+              ? exact(Number(value))
+              : typeof value === 'number'
+                ? exact(value)
+                : value;
+  return { to: (value) => value, from };
+}

@@ -1,0 +1,63 @@
+import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { DiscoveryService } from '@nestjs/core';
+import { IdService } from '../../module/id.service.js';
+import { attachGeneratedIds } from './generated-id.attach.js';
+import { isDataSourceLike, type DataSourceLike } from './typeorm.structural.js';
+
+/**
+ * Attaches the `@GeneratedId()` subscriber to every TypeORM DataSource of the app, named ones included, so users
+ * register nothing beyond `SnowflakeModule` and `TypeOrmModule`. DataSources are found by shape among the app's
+ * providers: this file must not import `typeorm`, which is an optional peer.
+ *
+ * @internal
+ */
+@Injectable()
+export class TypeOrmAttacher implements OnModuleInit, OnApplicationShutdown {
+  private readonly logger = new Logger('Snowflake');
+  private readonly detachers: Array<() => void> = [];
+
+  constructor(
+    private readonly discovery: DiscoveryService,
+    private readonly ids: IdService,
+  ) {}
+
+  /**
+   * Runs when the module initialises: every DataSource provider has been created (and, unless
+   * `manualInitialization` is set, initialised) by then, and inserts made from the app's own bootstrap hooks
+   * already get IDs.
+   */
+  async onModuleInit(): Promise<void> {
+    for (const { dataSource, name } of this.dataSources()) {
+      if (!dataSource.isInitialized) {
+        this.logger.warn(
+          `The TypeORM DataSource "${name}" is not initialised (manualInitialization?), so @GeneratedId() columns ` +
+            'are not filled on it. Call attachGeneratedIds(dataSource, idService) after initialize().',
+        );
+        continue;
+      }
+      this.detachers.push(await attachGeneratedIds(dataSource, this.ids, { name, logger: this.logger }));
+    }
+  }
+
+  /** Takes the subscriber off DataSources that may outlive the app (one passed in through a factory). */
+  onApplicationShutdown(): void {
+    for (const detach of this.detachers.splice(0)) detach();
+  }
+
+  private dataSources(): Array<{ dataSource: DataSourceLike; name: string }> {
+    const found = new Map<DataSourceLike, string>();
+    for (const wrapper of this.discovery.getProviders()) {
+      const instance: unknown = wrapper.isDependencyTreeStatic() ? wrapper.instance : undefined;
+      if (!isDataSourceLike(instance) || found.has(instance)) continue;
+      found.set(instance, dataSourceName(wrapper.token));
+    }
+    return [...found].map(([dataSource, name]) => ({ dataSource, name }));
+  }
+}
+
+/** @nestjs/typeorm registers the default DataSource under its class and a named one under `<name>DataSource`. */
+function dataSourceName(token: unknown): string {
+  return typeof token === 'string' && token.endsWith('DataSource') && token.length > 'DataSource'.length
+    ? token.slice(0, -'DataSource'.length)
+    : 'default';
+}

@@ -1,0 +1,4 @@
+export type { PrismaDatamodelLike, PrismaFieldLike, PrismaModelLike } from './orm/prisma/prisma-datamodel.js';
+export { PrismaIdFieldError, PrismaModelMetadataError } from './orm/prisma/prisma-id.errors.js';
+export { snowflakeExtension } from './orm/prisma/snowflake-prisma.extension.js';
+export type { SnowflakeIdSource, SnowflakePrismaOptions } from './orm/prisma/snowflake-prisma.options.js';

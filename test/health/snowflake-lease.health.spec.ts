@@ -1,0 +1,117 @@
+import 'reflect-metadata';
+import type { INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { IdService, SnowflakeModule, WorkerUnavailableError } from '../../lib/index.js';
+import { RedisServer } from '../support/redis-server.js';
+import { getHealth, HealthModule, pollHealth, snowflakeOf } from './health.fixture.js';
+
+const TTL_MS = 1500;
+
+describe('SnowflakeHealthIndicator with a Redis lease (real redis-server)', () => {
+  let redis: RedisServer;
+  let app: INestApplication;
+  let ids: IdService;
+
+  beforeAll(async () => {
+    redis = await RedisServer.start();
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        SnowflakeModule.forRoot({
+          redis: { url: redis.url, namespace: 'health-spec', ttlMs: TTL_MS, connectTimeoutMs: 300, retryBackoffMs: 50 },
+        }),
+        HealthModule,
+      ],
+    }).compile();
+    app = moduleRef.createNestApplication({ logger: false });
+    await app.init();
+    ids = app.get(IdService);
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await redis?.dispose();
+  });
+
+  it('reports up with the lease details while the lease is held', async () => {
+    ids.next();
+    const { status, body } = await getHealth(app);
+    expect(status).toBe(200);
+    const details = snowflakeOf(body);
+    expect(details).toMatchObject({
+      status: 'up',
+      source: 'redis',
+      workerId: ids.workerId,
+      datacenterId: 0,
+      namespace: 'health-spec',
+      leaseState: 'held',
+      renewalFailures: 0,
+      issued: 1,
+      clockBehindMs: 0,
+    });
+    expect(details.leaseExpiresInMs).toBeGreaterThan(0);
+    expect(details.leaseExpiresInMs).toBeLessThanOrEqual(TTL_MS + 250);
+    expect(details.fenceInMs).toBeGreaterThan(0);
+    // Same machine, same clock: the offset to Redis is the round-trip error at most.
+    expect(Math.abs(details.clockOffsetMs as number)).toBeLessThan(250);
+    expect(Date.now() - Date.parse(details.lastRenewalAt as string)).toBeLessThan(TTL_MS);
+  });
+
+  it("reports the lease expiry in the module's clock when that clock is not the system clock", async () => {
+    // A clock an hour ahead: the lease converts Redis's expiry into this clock, so the health detail must measure
+    // against it too; measured against Date.now() it would read about an hour.
+    const offsetMs = 3_600_000;
+    const skewed = await Test.createTestingModule({
+      imports: [
+        SnowflakeModule.forRoot({
+          redis: { url: redis.url, namespace: 'health-spec-skewed', ttlMs: TTL_MS },
+          clock: { now: () => Date.now() + offsetMs },
+        }),
+        HealthModule,
+      ],
+    }).compile();
+    const skewedApp = skewed.createNestApplication({ logger: false });
+    try {
+      await skewedApp.init();
+      const { status, body } = await getHealth(skewedApp);
+      expect(status).toBe(200);
+      const details = snowflakeOf(body);
+      // Loose bounds: the offset estimate includes a loopback round trip, slow on a loaded machine.
+      expect(Math.abs((details.clockOffsetMs as number) - offsetMs)).toBeLessThan(250);
+      expect(details.leaseExpiresInMs).toBeGreaterThan(0);
+      expect(details.leaseExpiresInMs).toBeLessThanOrEqual(TTL_MS + 250);
+    } finally {
+      await skewedApp.close();
+    }
+  });
+
+  it('stays up across renewals', async () => {
+    await new Promise((resolve) => setTimeout(resolve, TTL_MS));
+    const { status, body } = await getHealth(app);
+    expect(status).toBe(200);
+    expect(snowflakeOf(body).renewalFailures).toBe(0);
+    expect(Date.now() - Date.parse(snowflakeOf(body).lastRenewalAt as string)).toBeLessThan(TTL_MS / 2);
+  });
+
+  it('reports down when Redis stops, fenced once the lease lapses, and up again after Redis returns', async () => {
+    await redis.stop();
+
+    // Renewals fail first: down before the lease fences, while IDs are still being issued under a confirmed lease.
+    const failing = await pollHealth(app, (status) => status === 503, TTL_MS);
+    expect(failing).toMatchObject({ status: 'down', reason: 'renewals-failing', leaseState: 'held' });
+    expect(failing.fenceInMs as number).toBeGreaterThan(0);
+
+    const fenced = await pollHealth(app, (_, details) => details.leaseState === 'fenced', 2 * TTL_MS);
+    expect(fenced).toMatchObject({ status: 'down', reason: 'lease-not-held', fenceInMs: 0 });
+    expect(fenced.message).toContain('fenced');
+    expect(fenced.renewalFailures as number).toBeGreaterThanOrEqual(2);
+    // The indicator and the generator agree: fenced means no IDs.
+    expect(() => ids.next()).toThrow(WorkerUnavailableError);
+
+    // An empty Redis on the same port: the holder finds its lease gone, waits for the namespace to settle, re-claims.
+    await redis.restart();
+    const up = await pollHealth(app, (status) => status === 200, 4 * TTL_MS + 3000);
+    expect(up).toMatchObject({ status: 'up', leaseState: 'held', renewalFailures: 0 });
+    expect(up.switches as number).toBeGreaterThanOrEqual(1);
+    expect(ids.decode(ids.next()).workerId).toBe(up.workerId);
+  });
+});

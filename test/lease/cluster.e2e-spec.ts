@@ -1,0 +1,109 @@
+import 'reflect-metadata';
+import { Test, type TestingModule } from '@nestjs/testing';
+import { Cluster, Redis } from 'ioredis';
+import { IdService, SnowflakeConfigError, SnowflakeModule } from '../../lib/index.js';
+import { RedisServer } from '../support/redis-server.js';
+
+/** A layout with a 3-bit worker field: eight IDs to hand out. */
+const LAYOUT = { timestampBits: 41, datacenterBits: 0, workerBits: 3, sequenceBits: 12 } as const;
+const TTL = 1000;
+const SLOTS = 16384;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Three real redis-server primaries joined into a Redis Cluster (slots split in three, CLUSTER MEET), and an ioredis
+ * `Cluster` client given to the module: the lease scripts must find all of a namespace's keys on one slot.
+ */
+describe('Redis lease through an ioredis Cluster client (three real cluster nodes)', () => {
+  const servers: RedisServer[] = [];
+  const admins: Redis[] = [];
+  const modules: TestingModule[] = [];
+  let cluster: Cluster;
+
+  beforeAll(async () => {
+    for (let i = 0; i < 3; i++) {
+      servers.push(await RedisServer.start({ args: ['--cluster-enabled', 'yes', '--cluster-node-timeout', '2000'] }));
+      admins.push(new Redis(servers[i].url));
+    }
+    const third = Math.floor(SLOTS / 3);
+    await admins[0].call('CLUSTER', 'ADDSLOTSRANGE', 0, third - 1);
+    await admins[1].call('CLUSTER', 'ADDSLOTSRANGE', third, 2 * third - 1);
+    await admins[2].call('CLUSTER', 'ADDSLOTSRANGE', 2 * third, SLOTS - 1);
+    for (const server of servers.slice(1)) await admins[0].call('CLUSTER', 'MEET', '127.0.0.1', server.port);
+    await waitForClusterOk();
+    cluster = new Cluster([{ host: '127.0.0.1', port: servers[0].port }]);
+    await new Promise<void>((resolve, reject) => {
+      cluster.once('ready', () => resolve());
+      cluster.once('error', reject);
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await Promise.all(modules.splice(0).map((m) => m.close().catch(() => undefined)));
+    cluster?.disconnect();
+    for (const admin of admins) admin.disconnect();
+    await Promise.all(servers.map((server) => server.dispose()));
+  });
+
+  async function waitForClusterOk(): Promise<void> {
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const states = await Promise.all(admins.map((admin) => admin.call('CLUSTER', 'INFO')));
+      if (states.every((info) => String(info).includes('cluster_state:ok'))) return;
+      if (Date.now() > deadline) throw new Error(`cluster did not become ok:\n${states.join('\n')}`);
+      await sleep(100);
+    }
+  }
+
+  async function boot(namespace: string, redis: Record<string, unknown> = {}): Promise<TestingModule> {
+    const module = await Test.createTestingModule({
+      imports: [
+        SnowflakeModule.forRoot({
+          layout: LAYOUT,
+          redis: { client: cluster, namespace, ttlMs: TTL, ...redis },
+        }),
+      ],
+    }).compile();
+    modules.push(module);
+    await module.init();
+    return module;
+  }
+
+  it('gives two instances distinct worker IDs, keeps the namespace on one slot, and never closes the client', async () => {
+    const [first, second] = await Promise.all([boot('orders'), boot('orders')]);
+    const a = first.get(IdService);
+    const b = second.get(IdService);
+    expect(new Set([a.workerId, b.workerId]).size).toBe(2);
+    const issued = [...a.nextBatch(1000), ...b.nextBatch(1000)];
+    expect(new Set(issued).size).toBe(2000);
+
+    // Every key of the namespace sits on one node, in one slot (the hash tag), so each script is atomic there.
+    const keysPerNode = await Promise.all(admins.map((admin) => admin.keys('snowflake:{orders:dc0}:*')));
+    const holders = keysPerNode.filter((keys) => keys.length > 0);
+    expect(holders).toHaveLength(1);
+    const slots = await Promise.all(holders[0].map((key) => admins[0].call('CLUSTER', 'KEYSLOT', key)));
+    expect(new Set(slots).size).toBe(1);
+
+    const lastOfA = a.decode(a.next()).timestamp;
+    const workerOfA = a.workerId;
+    await first.close();
+    modules.splice(modules.indexOf(first), 1);
+    expect(cluster.status).toBe('ready');
+    const record = await cluster.hgetall(`snowflake:{orders:dc0}:w:${workerOfA}`);
+    expect(record.token).toBeUndefined();
+    expect(Number(record.ceiling)).toBe(lastOfA);
+
+    // A third instance gets a never-used ID (they come before released ones), distinct from the one still held.
+    const third = (await boot('orders')).get(IdService);
+    expect([a.workerId, b.workerId]).not.toContain(third.workerId);
+    expect(third.workerId).toBe(2);
+  });
+
+  it('refuses waitForReplicas with a Cluster client at bootstrap, naming the option', async () => {
+    const error = await boot('replicas', { waitForReplicas: 1 }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(SnowflakeConfigError);
+    expect((error as SnowflakeConfigError).option).toBe('redis.waitForReplicas');
+    expect(cluster.status).toBe('ready');
+  });
+});

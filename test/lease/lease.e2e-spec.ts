@@ -1,0 +1,391 @@
+import 'reflect-metadata';
+import { jest } from '@jest/globals';
+import { Logger } from '@nestjs/common';
+import { Test, type TestingModule } from '@nestjs/testing';
+import { Redis } from 'ioredis';
+import {
+  IdService,
+  LeaseExhaustedError,
+  RedisUnavailableError,
+  SnowflakeModule,
+  WorkerUnavailableError,
+  type SnowflakeModuleOptions,
+} from '../../lib/index.js';
+import { leaseKeys } from '../../lib/lease/lease.keys.js';
+import { RedisServer } from '../support/redis-server.js';
+
+/** A layout with a 3-bit worker field: eight IDs to hand out. */
+const LAYOUT = { timestampBits: 41, datacenterBits: 0, workerBits: 3, sequenceBits: 12 } as const;
+const TTL = 1000;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A wall clock the test can step: the real clock plus an offset. */
+function steppableClock() {
+  let offset = 0;
+  return {
+    now: () => Date.now() + offset,
+    step(ms: number) {
+      offset += ms;
+    },
+  };
+}
+
+describe('Redis worker-ID lease (real redis-server)', () => {
+  let server: RedisServer;
+  let admin: Redis;
+  const modules: TestingModule[] = [];
+  let namespaceCounter = 0;
+  let namespace: string;
+
+  beforeAll(async () => {
+    server = await RedisServer.start();
+    admin = new Redis(server.url);
+  });
+
+  afterAll(async () => {
+    admin.disconnect();
+    await server.dispose();
+  });
+
+  beforeEach(() => {
+    namespace = `ns${++namespaceCounter}`;
+  });
+
+  afterEach(async () => {
+    await Promise.all(modules.splice(0).map((m) => m.close().catch(() => undefined)));
+  });
+
+  async function boot(
+    extra: Partial<SnowflakeModuleOptions> = {},
+    redis: Record<string, unknown> = {},
+  ): Promise<IdService> {
+    const module = await Test.createTestingModule({
+      imports: [
+        SnowflakeModule.forRoot({
+          layout: LAYOUT,
+          ...extra,
+          redis: { url: server.url, namespace, ttlMs: TTL, ...redis },
+        }),
+      ],
+    }).compile();
+    modules.push(module);
+    await module.init();
+    return module.get(IdService);
+  }
+
+  const record = (id: number) => admin.hgetall(`snowflake:{${namespace}:dc0}:w:${id}`);
+
+  it('claims a worker ID before serving, records it in Redis, renews it and releases it with the exact last timestamp', async () => {
+    const ids = await boot();
+    expect(ids.status().lease?.state).toBe('held');
+    expect(ids.workerId).toBe(0);
+    const first = ids.next();
+    expect(ids.decode(first).workerId).toBe(0);
+
+    const claimed = await record(0);
+    expect(claimed.token).toMatch(/^[0-9a-f-]{36}$/);
+    expect(Number(claimed.ceiling)).toBeGreaterThanOrEqual(ids.decode(first).timestamp + TTL - 50);
+    expect(claimed.pid).toBe(String(process.pid));
+
+    const renewedBefore = ids.status().lease!.lastRenewalAt!;
+    await sleep(TTL * 1.5);
+    const lease = ids.status().lease!;
+    expect(lease.lastRenewalAt!).toBeGreaterThan(renewedBefore);
+    expect(lease.fenceInMs!).toBeGreaterThan(0);
+    expect(lease.clockOffsetMs).not.toBeNull();
+    const last = ids.next();
+    expect(last).toBeGreaterThan(first);
+
+    await modules.pop()!.close();
+    const released = await record(0);
+    expect(released.token).toBeUndefined();
+    expect(Number(released.ceiling)).toBe(ids.decode(last).timestamp);
+    expect(() => ids.next()).toThrow(WorkerUnavailableError);
+  });
+
+  it('hands out never-used IDs first, then the one whose lease expired longest ago, then fails naming the namespace', async () => {
+    const holders: IdService[] = [];
+    for (let i = 0; i < 4; i++) holders.push(await boot());
+    expect(holders.map((h) => h.workerId)).toEqual([0, 1, 2, 3]);
+
+    // Release 2, then 0, while 4 to 7 were never used: the never-used ones go first, in order.
+    await modules[2].close();
+    await sleep(20);
+    await modules[0].close();
+    for (let i = 0; i < 4; i++) holders.push(await boot());
+    expect(holders.slice(4).map((h) => h.workerId)).toEqual([4, 5, 6, 7]);
+    // Then the released ones, by expiry rather than by number: 2 expired before 0.
+    expect((await boot()).workerId).toBe(2);
+    expect((await boot()).workerId).toBe(0);
+
+    const error = await boot().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(LeaseExhaustedError);
+    expect((error as Error).message).toContain(`namespace "${namespace}"`);
+    expect((error as LeaseExhaustedError).held).toBe(8);
+
+    // The other way round: release 5 (module 5), then 1 (module 1): the next claims take 5, then 1.
+    await modules[5].close();
+    await sleep(20);
+    await modules[1].close();
+    expect((await boot()).workerId).toBe(5);
+    expect((await boot()).workerId).toBe(1);
+  });
+
+  it('never lets a stale token renew: a holder whose ID was taken stops issuing under it and claims another', async () => {
+    const ids = await boot();
+    const stolen = ids.workerId;
+    ids.next();
+    await admin.hset(`snowflake:{${namespace}:dc0}:w:${stolen}`, 'token', 'someone-else');
+    for (let waited = 0; ids.workerId === stolen && waited < TTL * 3; waited += 20) await sleep(20);
+    expect(ids.workerId).not.toBe(stolen);
+    expect(ids.decode(ids.next()).workerId).toBe(ids.workerId);
+    expect(ids.status().lease!.switches).toBe(1);
+    expect((await record(stolen)).token).toBe('someone-else');
+  });
+
+  describe('shutting down when its record is no longer its own', () => {
+    const keys = () => leaseKeys({ namespace, allocateDatacenter: false }, 0);
+    let warn: ReturnType<typeof jest.spyOn>;
+
+    beforeEach(() => {
+      warn = jest.spyOn(Logger.prototype, 'warn');
+    });
+
+    afterEach(() => {
+      warn.mockRestore();
+    });
+
+    /** A holder whose renewal comes late, so that the shutdown, not a renewal, is the first to find the loss. */
+    const bootSlowRenewal = () => boot({}, { renewIntervalMs: 700 });
+
+    const expectNotedAtShutdown = (workerId: number) =>
+      expect(warn).toHaveBeenCalledWith(
+        expect.stringContaining(`Worker ID ${workerId} in namespace "${namespace}" was no longer ours at shutdown`),
+      );
+
+    it('notes its exact last timestamp on the record Redis lost, so the next holder of the ID issues above it', async () => {
+      const lost = await bootSlowRenewal();
+      const last = lost.next();
+      const lastMs = lost.decode(last).timestamp;
+      // Redis loses the namespace (a restart without persistence) while the holder still runs.
+      const { meta, cursor, expiry, recordPrefix } = keys();
+      await admin.del(meta, cursor, expiry, `${recordPrefix}${lost.workerId}`);
+      await modules.pop()!.close();
+
+      expectNotedAtShutdown(0);
+      const noted = await record(0);
+      expect(Number(noted.ceiling)).toBe(lastMs);
+      expect(noted.token).toBeUndefined();
+
+      // The recreated namespace settles for one ttl, then hands out ID 0 again, with the note as its floor.
+      const next = await boot();
+      expect(next.workerId).toBe(0);
+      expect(next.status().lease!.floorMs).toBe(lastMs);
+      expect(next.decode(next.next()).timestamp).toBeGreaterThan(lastMs);
+    });
+
+    it('raises the ceiling of a record another token took to its exact last timestamp', async () => {
+      const overtaken = await bootSlowRenewal();
+      const lastMs = overtaken.decode(overtaken.next()).timestamp;
+      // Another holder took the ID with a ceiling below what this one issued (its clock ran behind).
+      await admin.hset(`${keys().recordPrefix}0`, 'token', 'someone-else', 'ceiling', lastMs - 5000);
+      await modules.pop()!.close();
+
+      expectNotedAtShutdown(0);
+      const noted = await record(0);
+      expect(Number(noted.ceiling)).toBe(lastMs);
+      expect(noted.token).toBe('someone-else');
+    });
+  });
+
+  it('switches worker ID when the clock steps back beyond the tolerance, instead of failing', async () => {
+    const clock = steppableClock();
+    const ids = await boot({ clock, clockBackToleranceMs: 200 });
+    const before = ids.workerId;
+    const last = ids.next();
+    clock.step(-5000);
+    expect(() => ids.next()).toThrow(WorkerUnavailableError);
+    const next = await ids.nextAsync();
+    expect(ids.workerId).not.toBe(before);
+    expect(ids.decode(next).workerId).toBe(ids.workerId);
+    expect(next).not.toBe(last);
+    // The old ID was released with its exact last timestamp, so its next holder starts above it.
+    expect(Number((await record(before)).ceiling)).toBe(ids.decode(last).timestamp);
+  });
+
+  it("waits for the clock to pass a reused ID's previous ceiling", async () => {
+    const layout = { ...LAYOUT, workerBits: 1 };
+    const first = await boot({ layout });
+    await boot({ layout });
+    const firstLast = first.next();
+    await modules[0].close();
+    // The previous holder's last timestamp lies 300 ms ahead of this holder's clock: it waits, then issues above it.
+    const behind = steppableClock();
+    behind.step(-300);
+    const started = Date.now();
+    const waiting = await boot({ layout, clock: behind }, { maxFloorWaitMs: 1000 });
+    expect(waiting.workerId).toBe(first.workerId);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(250);
+    expect(waiting.status().lease!.floorMs).toBe(first.decode(firstLast).timestamp);
+    expect(waiting.next()).toBeGreaterThan(firstLast);
+  });
+
+  it("takes another ID when a reused ID's previous ceiling is further ahead than maxFloorWaitMs", async () => {
+    const layout = { ...LAYOUT, workerBits: 1 };
+    await boot({ layout });
+    await boot({ layout });
+    await modules[0].close();
+    await modules[1].close();
+    // ID 0 expired longest ago, but its previous holder's clock ran a minute ahead of ours.
+    const ahead = Date.now() + 60_000;
+    await admin.hset(`snowflake:{${namespace}:dc0}:w:0`, 'ceiling', ahead);
+    const ids = await boot({ layout }, { maxFloorWaitMs: 1000 });
+    expect(ids.workerId).toBe(1);
+    const skipped = await record(0);
+    expect(Number(skipped.ceiling)).toBe(ahead);
+    expect(skipped.token).toBeUndefined();
+  });
+
+  it('fails bootstrap with a clear error after bounded retries when Redis is unreachable, leaving nothing running', async () => {
+    const down = await RedisServer.start();
+    await down.stop();
+    try {
+      const started = Date.now();
+      const module = await Test.createTestingModule({
+        imports: [
+          SnowflakeModule.forRoot({
+            layout: LAYOUT,
+            redis: {
+              url: down.url,
+              namespace,
+              ttlMs: TTL,
+              bootstrapAttempts: 3,
+              retryBackoffMs: 50,
+              connectTimeoutMs: 300,
+            },
+          }),
+        ],
+      }).compile();
+      const error = await module.init().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(RedisUnavailableError);
+      expect((error as Error).message).toMatch(/after 3 attempts/);
+      expect(Date.now() - started).toBeLessThan(5000);
+
+      // Nothing may keep trying: Redis comes back on the same port, and no connection from the module arrives.
+      // (Counting process.getActiveResourcesInfo() does not tell: ioredis keeps a ref'd 2 s timer after closing a
+      // client that never connected, even though it no longer reconnects.) A client left reconnecting would retry
+      // within a few hundred ms here (retryBackoffMs × attempts so far), so one second is ample.
+      await down.restart();
+      await sleep(1000);
+      const probe = new Redis(down.url);
+      try {
+        const clients = String(await probe.client('LIST'))
+          .trim()
+          .split('\n');
+        expect(clients).toHaveLength(1); // the probe itself
+      } finally {
+        probe.disconnect();
+      }
+      await module.close();
+    } finally {
+      await down.dispose();
+    }
+  });
+
+  it('fences itself after an event-loop stall past its TTL, before any reply from Redis can arrive', async () => {
+    const ids = await boot();
+    const before = ids.next();
+    // A stall (a long GC, a blocking call) during which no timer, renewal or reply runs; Redis itself is fine.
+    const until = performance.now() + TTL + 100;
+    while (performance.now() < until) {
+      // busy wait: the event loop is held
+    }
+    // Still inside the same synchronous turn: the only thing that can stop it is its own monotonic fence.
+    expect(() => ids.next()).toThrow(expect.objectContaining({ reason: 'fenced' }));
+    // Once the loop runs again the lease renews (or re-claims) and issuing resumes, above the IDs before the stall.
+    expect(await ids.nextAsync()).toBeGreaterThan(before);
+  });
+
+  it('keeps issuing while the lease is confirmed, fences itself when Redis stays away, and resumes when it returns', async () => {
+    const own = await RedisServer.start();
+    try {
+      const module = await Test.createTestingModule({
+        imports: [
+          SnowflakeModule.forRoot({
+            layout: LAYOUT,
+            redis: { url: own.url, namespace, ttlMs: TTL, retryBackoffMs: 50, connectTimeoutMs: 200 },
+          }),
+        ],
+      }).compile();
+      modules.push(module);
+      await module.init();
+      const ids = module.get(IdService);
+      const before = ids.next();
+      await own.stop();
+      expect(ids.next()).toBeGreaterThan(before); // still within the confirmed lease
+      await sleep(TTL);
+      expect(() => ids.next()).toThrow(expect.objectContaining({ reason: 'fenced' }));
+      expect(ids.status().lease!.state).toBe('fenced');
+      expect(ids.status().lease!.renewalFailures).toBeGreaterThan(0);
+
+      await own.restart(); // empty: the lease record is gone, so the holder re-claims after settling
+      const resumed = await ids.nextAsync();
+      expect(resumed).toBeGreaterThan(before);
+      expect(ids.status().lease!.state).toBe('held');
+    } finally {
+      await own.dispose();
+    }
+  });
+
+  it('never closes a client it was given, and closes the one it created', async () => {
+    const client = new Redis(server.url);
+    const module = await Test.createTestingModule({
+      imports: [SnowflakeModule.forRoot({ layout: LAYOUT, redis: { client, namespace, ttlMs: TTL } })],
+    }).compile();
+    await module.init();
+    expect(module.get(IdService).workerId).toBe(0);
+    await module.close();
+    expect(client.status).toBe('ready');
+    expect(await client.ping()).toBe('PONG');
+    client.disconnect();
+
+    const connections = async () =>
+      String(await admin.client('LIST'))
+        .trim()
+        .split('\n').length;
+    await sleep(50);
+    const before = await connections();
+    const created = await boot();
+    expect(created.workerId).toBe(1);
+    expect(await connections()).toBe(before + 1);
+    await modules.pop()!.close();
+    await sleep(50);
+    expect(await connections()).toBe(before);
+  });
+
+  it('hands out datacenter and worker bits together with allocateDatacenter', async () => {
+    const layout = { timestampBits: 41, datacenterBits: 1, workerBits: 1, sequenceBits: 12 };
+    const seen: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const ids = await boot({ layout }, { allocateDatacenter: true });
+      const parts = ids.decode(ids.next());
+      seen.push(`${parts.datacenterId}/${parts.workerId}`);
+    }
+    expect(seen).toEqual(['0/0', '0/1', '1/0', '1/1']);
+  });
+
+  it('rejects invalid lease options at bootstrap, naming the option', async () => {
+    const attempt = (redis: Record<string, unknown>) =>
+      Test.createTestingModule({ imports: [SnowflakeModule.forRoot({ layout: LAYOUT, redis: redis })] })
+        .compile()
+        .catch((e: unknown) => e);
+    expect(String(await attempt({}))).toMatch(/`redis`.*exactly one of/);
+    expect(String(await attempt({ url: 'http://x' }))).toMatch(/`redis.url`/);
+    expect(String(await attempt({ url: server.url, ttlMs: 10 }))).toMatch(/`redis.ttlMs`/);
+    expect(String(await attempt({ url: server.url, namespace: 'a b' }))).toMatch(/`redis.namespace`/);
+    expect(String(await attempt({ url: server.url, ttlMs: 1000, renewIntervalMs: 900 }))).toMatch(
+      /`redis.renewIntervalMs`/,
+    );
+  });
+});

@@ -1,0 +1,226 @@
+import 'reflect-metadata';
+import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Test, type TestingModule } from '@nestjs/testing';
+import { Redis } from 'ioredis';
+import { IdService, RedisUnavailableError, SnowflakeModule } from '../../lib/index.js';
+import { RedisServer, freePort, REDIS_SERVER_BINARY } from '../support/redis-server.js';
+
+const LAYOUT = { timestampBits: 41, datacenterBits: 0, workerBits: 3, sequenceBits: 12 } as const;
+const TTL = 2000;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check().catch(() => false))) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+async function replicaInSync(primary: RedisServer, replicas: number): Promise<boolean> {
+  const client = new Redis(primary.url, { lazyConnect: true });
+  try {
+    await client.connect();
+    const info = await client.info('replication');
+    return new RegExp(`connected_slaves:${replicas}`).test(info) && /state=online/.test(info);
+  } finally {
+    client.disconnect();
+  }
+}
+
+/** A Redis Sentinel (redis-server --sentinel) watching one primary, with a short failure detection. */
+async function startSentinel(primaryPort: number): Promise<{ port: number; stop: () => Promise<void> }> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'snowflake-sentinel-'));
+  const config = join(dir, 'sentinel.conf');
+  writeFileSync(
+    config,
+    [
+      `port ${port}`,
+      'bind 127.0.0.1',
+      `dir ${dir}`,
+      `sentinel monitor main 127.0.0.1 ${primaryPort} 1`,
+      'sentinel down-after-milliseconds main 500',
+      'sentinel failover-timeout main 3000',
+      'sentinel parallel-syncs main 1',
+    ].join('\n'),
+  );
+  const child: ChildProcess = spawn(REDIS_SERVER_BINARY, [config, '--sentinel'], { stdio: 'ignore' });
+  const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => 50 });
+  probe.on('error', () => undefined);
+  await waitFor('sentinel', async () => {
+    if (probe.status !== 'ready') await probe.connect().catch(() => undefined);
+    return (await probe.ping()) === 'PONG';
+  });
+  probe.disconnect();
+  return {
+    port,
+    stop: async () => {
+      await new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGKILL');
+      });
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+describe('Redis replication: waitForReplicas and a Sentinel failover (real redis-server processes)', () => {
+  const modules: TestingModule[] = [];
+  const servers: RedisServer[] = [];
+  const clients: Redis[] = [];
+
+  afterEach(async () => {
+    await Promise.all(modules.splice(0).map((m) => m.close().catch(() => undefined)));
+    for (const client of clients.splice(0)) client.disconnect();
+    await Promise.all(servers.splice(0).map((s) => s.dispose()));
+  });
+
+  it('confirms claims only once a replica acknowledged them, and fails clearly when none does', async () => {
+    const primary = await RedisServer.start();
+    servers.push(primary);
+    const replica = await RedisServer.start({ args: ['--replicaof', '127.0.0.1', String(primary.port)] });
+    servers.push(replica);
+    await waitFor('replica sync', () => replicaInSync(primary, 1));
+
+    const module = await Test.createTestingModule({
+      imports: [
+        SnowflakeModule.forRoot({
+          layout: LAYOUT,
+          redis: {
+            url: primary.url,
+            namespace: 'acked',
+            ttlMs: TTL,
+            waitForReplicas: 1,
+            waitForReplicasTimeoutMs: 300,
+          },
+        }),
+      ],
+    }).compile();
+    modules.push(module);
+    await module.init();
+    const ids = module.get(IdService);
+    expect(ids.decode(ids.next()).workerId).toBe(ids.workerId);
+    // The claim reached the replica before the holder issued anything.
+    const onReplica = new Redis(replica.url);
+    clients.push(onReplica);
+    expect(await onReplica.hget(`snowflake:{acked:dc0}:w:${ids.workerId}`, 'token')).toMatch(/^[0-9a-f-]{36}$/);
+
+    await replica.stop();
+    const unacked = await Test.createTestingModule({
+      imports: [
+        SnowflakeModule.forRoot({
+          layout: LAYOUT,
+          redis: {
+            url: primary.url,
+            namespace: 'acked',
+            ttlMs: TTL,
+            waitForReplicas: 1,
+            waitForReplicasTimeoutMs: 100,
+            bootstrapAttempts: 2,
+            retryBackoffMs: 50,
+          },
+        }),
+      ],
+    }).compile();
+    const error = await unacked.init().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RedisUnavailableError);
+    expect((error as Error).message).toMatch(/replicas acknowledged/);
+    await unacked.close();
+    // The holder's renewals are no longer acknowledged either: it fences itself instead of trusting them.
+    await sleep(TTL);
+    expect(() => ids.next()).toThrow(expect.objectContaining({ reason: 'fenced' }));
+  });
+
+  it('issues no duplicate across a Sentinel failover with replica acknowledgement on', async () => {
+    const primary = await RedisServer.start();
+    servers.push(primary);
+    const replica = await RedisServer.start({ args: ['--replicaof', '127.0.0.1', String(primary.port)] });
+    servers.push(replica);
+    await waitFor('replica sync', () => replicaInSync(primary, 1));
+    const sentinel = await startSentinel(primary.port);
+
+    try {
+      const holders: IdService[] = [];
+      for (let i = 0; i < 3; i++) {
+        const client = new Redis({
+          sentinels: [{ host: '127.0.0.1', port: sentinel.port }],
+          name: 'main',
+          commandTimeout: 500,
+        });
+        client.on('error', () => undefined);
+        clients.push(client);
+        const module = await Test.createTestingModule({
+          imports: [
+            SnowflakeModule.forRoot({
+              layout: LAYOUT,
+              redis: {
+                client,
+                namespace: 'failover',
+                ttlMs: TTL,
+                waitForReplicas: 1,
+                waitForReplicasTimeoutMs: 300,
+                retryBackoffMs: 50,
+              },
+            }),
+          ],
+        }).compile();
+        modules.push(module);
+        await module.init();
+        holders.push(module.get(IdService));
+      }
+
+      const issued: bigint[] = [];
+      let running = true;
+      const generate = (async () => {
+        while (running) {
+          for (const ids of holders) {
+            try {
+              issued.push(...ids.nextBatch(50));
+            } catch {
+              // Fenced or re-claiming during the failover: nothing issued.
+            }
+          }
+          await sleep(2);
+        }
+      })();
+
+      await sleep(500);
+      const beforeFailover = issued.length;
+      await primary.stop();
+      // Sentinel promotes the replica; the old primary comes back empty as a replica of the new one.
+      await waitFor('failover', async () => {
+        const probe = new Redis(replica.url, { lazyConnect: true });
+        try {
+          await probe.connect();
+          return /role:master/.test(await probe.info('replication'));
+        } finally {
+          probe.disconnect();
+        }
+      });
+      const restored = await RedisServer.start({
+        port: primary.port,
+        args: ['--replicaof', '127.0.0.1', String(replica.port)],
+      });
+      servers.push(restored);
+      await waitFor('new replica sync', () => replicaInSync(replica, 1));
+      const afterFailover = issued.length;
+      await waitFor('every holder issuing again', async () => holders.every((ids) => ids.status().ready), 20_000);
+      await sleep(500);
+      running = false;
+      await generate;
+
+      expect(beforeFailover).toBeGreaterThan(0);
+      expect(issued.length).toBeGreaterThan(afterFailover);
+      expect(new Set(issued).size).toBe(issued.length);
+      const workers = new Set(holders.map((ids) => ids.workerId));
+      expect(workers.size).toBe(3);
+    } finally {
+      await sentinel.stop();
+    }
+  });
+});

@@ -1,0 +1,90 @@
+import { PrismaIdFiller } from '../../lib/orm/prisma/prisma-id.filler.js';
+import { buildIdPlan } from '../../lib/orm/prisma/prisma-id.plan.js';
+
+/** Pure argument rewriting, without a database: what the extension hands to Prisma. */
+describe('PrismaIdFiller', () => {
+  const schema = `
+    model Doc {
+      id    BigInt @id /// @GeneratedId
+      data  Json?
+      notes Note[]
+      meta  Meta?
+    }
+    model Note {
+      id    String @id /// @GeneratedId
+      docId BigInt
+      doc   Doc    @relation(fields: [docId], references: [id])
+    }
+    model Meta {
+      id    BigInt @id /// @GeneratedId
+      docId BigInt @unique
+      doc   Doc    @relation(fields: [docId], references: [id])
+      notes String?
+    }`;
+  const counter = () => {
+    let n = 100n;
+    return { next: () => ++n };
+  };
+  const filler = () => new PrismaIdFiller(buildIdPlan({}, { schema }), counter());
+
+  it('copies what it fills and never changes the caller’s objects', async () => {
+    const row = { notes: { create: [{}, {}] } };
+    const args = { data: [row, row] };
+    const out = await filler().fill('Doc', 'createMany', args);
+    expect(args).toEqual({ data: [{ notes: { create: [{}, {}] } }, { notes: { create: [{}, {}] } }] });
+    expect(out).toEqual({
+      data: [
+        { id: 101n, notes: { create: [{ id: '102' }, { id: '103' }] } },
+        { id: 104n, notes: { create: [{ id: '105' }, { id: '106' }] } },
+      ],
+    });
+  });
+
+  it('tells a to-one `update: { data }` wrapper from update data by the model’s field names', async () => {
+    // Meta has no field called `data`, so this is the `{ data }` wrapper and its content is walked.
+    const wrapped = await filler().fill('Doc', 'update', {
+      where: { id: 1n },
+      data: { meta: { update: { data: { doc: { create: {} } } } } },
+    });
+    expect(wrapped).toEqual({
+      where: { id: 1n },
+      data: { meta: { update: { data: { doc: { create: { id: 101n } } } } } },
+    });
+
+    // Doc has a Json field called `data`: here `{ data: … }` is update data, and a Json value is never walked.
+    const json = { notes: { create: {} } };
+    const direct = await filler().fill('Meta', 'update', {
+      where: { id: 1n },
+      data: { doc: { update: { data: json } } },
+    });
+    expect(direct).toEqual({ where: { id: 1n }, data: { doc: { update: { data: { notes: { create: {} } } } } } });
+  });
+
+  it('leaves values that are not plain objects alone: dates, class instances, arrays of scalars', async () => {
+    class Skip {}
+    const skip = new Skip();
+    const date = new Date(0);
+    const out = (await filler().fill('Doc', 'create', { data: { id: skip, data: { at: date, list: [1, 2] } } })) as {
+      data: { id: unknown; data: { at: unknown } };
+    };
+    expect(out).toEqual({ data: { id: skip, data: { at: date, list: [1, 2] } } });
+    expect(out.data.id).toBe(skip);
+    expect(out.data.data.at).toBe(date);
+  });
+
+  it('falls back to nextAsync when next throws, and fails when there is none', async () => {
+    const plan = buildIdPlan({}, { schema });
+    const busy = {
+      next: (): bigint => {
+        throw new Error('sequence used up');
+      },
+    };
+    await expect(new PrismaIdFiller(plan, busy).fill('Meta', 'create', { data: {} })).rejects.toThrow(
+      'sequence used up',
+    );
+    const waiting = { ...busy, nextAsync: () => Promise.resolve(7n) };
+    await expect(new PrismaIdFiller(plan, waiting).fill('Meta', 'create', { data: {} })).resolves.toEqual({
+      data: { id: 7n },
+    });
+  });
+});
