@@ -141,8 +141,9 @@ export class SnowflakeGenerator {
 
   /** The next ID. @throws ClockMovedBackError, SequenceExhaustedError, WorkerUnavailableError, TimestampOverflowError */
   next(): bigint {
-    const ceiling = this.permit === undefined ? NO_CEILING : this.permit.ceiling();
+    // Clock first, permit second: a pause between the two must not slip past the fence.
     const t = Math.floor((this.clock.now() - this.epoch) / this.unit);
+    const ceiling = this.permit === undefined ? NO_CEILING : this.permit.ceiling();
     if (t === this.last && this.sequence < this.maxSequence) {
       this.sequence++;
       this.counters.issued++;
@@ -156,8 +157,8 @@ export class SnowflakeGenerator {
    * {@link SequenceExhaustedError} at once, with the wait in `waitMs`. The building block of the async variants.
    */
   nextWithoutWaiting(): bigint {
-    const ceiling = this.permit === undefined ? NO_CEILING : this.permit.ceiling();
     const t = Math.floor((this.clock.now() - this.epoch) / this.unit);
+    const ceiling = this.permit === undefined ? NO_CEILING : this.permit.ceiling();
     return this.advance(t, ceiling, 0);
   }
 
@@ -190,8 +191,8 @@ export class SnowflakeGenerator {
     // One more millisecond, as in waitForNextTick: the wall clock counts whole ones.
     const deadline = monotonicNow() + this.maxSyncWaitMs + 1;
     while (out.length < count) {
-      const ceiling = this.permit === undefined ? NO_CEILING : this.permit.ceiling();
       const t = Math.floor((this.clock.now() - this.epoch) / this.unit);
+      const ceiling = this.permit === undefined ? NO_CEILING : this.permit.ceiling();
       out.push(this.advanceOrContinue(t, ceiling, Math.max(0, Math.ceil(deadline - monotonicNow()))));
       this.fillTick(out, count);
     }
@@ -278,8 +279,10 @@ export class SnowflakeGenerator {
       if (this.last + 1 - t > this.toleranceTicks) throw this.clockBackError(t, 1);
       return this.issueAt(this.last + 1, ceiling);
     }
-    // t === last and the sequence is used up: wait for the next tick.
-    return this.issueAt(this.waitForNextTick(maxWaitMs), ceiling);
+    // t === last and the sequence is used up: wait for the next tick, then ask the permit again, since the lease
+    // may have fenced during the wait.
+    const next = this.waitForNextTick(maxWaitMs);
+    return this.issueAt(next, this.permit === undefined ? NO_CEILING : this.permit.ceiling());
   }
 
   private issueAt(t: number, ceiling: number): bigint {

@@ -10,9 +10,15 @@ export class LeaseExhaustedError extends SnowflakeError {
     readonly namespace: string,
     readonly held: number,
     readonly capacity: number,
+    /** Free IDs this instance passed over: the one it switches away from, or ones whose floor its clock is behind. */
+    readonly skipped = 0,
   ) {
     super(
-      `All ${capacity} worker IDs of namespace "${namespace}" are held (${held} live leases). ` +
+      (skipped === 0
+        ? `All ${capacity} worker IDs of namespace "${namespace}" are held (${held} live leases). `
+        : `No worker ID of namespace "${namespace}" is free for this instance: ${held} of ${capacity} are held by ` +
+          `live leases and ${skipped} were passed over (the ID it switches away from, or a previous holder's ` +
+          'ceiling too far ahead of this clock). ') +
         "Stop an instance, wait for a crashed one's lease to expire, give the layout more worker bits, " +
         'or run this service under its own `redis.namespace`.',
     );

@@ -5,19 +5,25 @@
  * - ceilings and notes are the holder's own ID-time milliseconds, the frame the IDs carry, so a new holder
  *   compares its own timestamps with them however skewed the machines' clocks are.
  *
- * Keys: `meta` (hash: marker, created, settleMs), `cursor` (the next never-used ID), `expiry` (sorted set
+ * Keys: `meta` (hash: marker, created, settleMs, server), `cursor` (the next never-used ID), `expiry` (sorted set
  * ID → lease expiry), and one hash per ID at `<recordPrefix><id>` (token, ceiling, floor, claimed, host, pid).
  */
 
-/** Shared prelude: server time, and the namespace marker (created on first use; its creation starts settling). */
+/**
+ * Shared prelude: server time, and the namespace marker. The marker is created on first use and created anew when
+ * the Redis process serving the namespace changes (its `run_id`): a restart may have loaded an older snapshot, and a
+ * promoted replica may have missed the last writes, so records may be stale even where keys survived. A new marker
+ * starts settling and tells every holder at its next renewal that its lease is lost.
+ */
 const PRELUDE = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local server = string.match(redis.call('INFO', 'server'), 'run_id:(%w+)')
 local function ensure_marker(meta, candidate, settle_ms)
   local marker = redis.call('HGET', meta, 'marker')
-  if not marker then
+  if not marker or redis.call('HGET', meta, 'server') ~= server then
     marker = candidate
-    redis.call('HSET', meta, 'marker', marker, 'created', now, 'settleMs', settle_ms)
+    redis.call('HSET', meta, 'marker', marker, 'created', now, 'settleMs', settle_ms, 'server', server)
   end
   return marker
 end
@@ -25,8 +31,8 @@ end
 
 /**
  * Claims a worker ID: a never-used one first (the cursor), else the one whose lease expired longest ago
- * (`ZRANGEBYSCORE … LIMIT`, O(log N)), else reports exhaustion. Never-used IDs wait while the namespace settles
- * after its marker was (re)created, so that holders from before a Redis data loss have stopped first.
+ * (`ZRANGEBYSCORE … LIMIT`, O(log N)), else reports exhaustion. Claims wait while the namespace settles after its
+ * marker was (re)created, so that holders from before a Redis data loss have stopped first.
  *
  * KEYS[1] meta, KEYS[2] cursor, KEYS[3] expiry
  * ARGV[1] record key prefix, ARGV[2] token, ARGV[3] ttl ms, ARGV[4] ID count, ARGV[5] holder clock ms,
@@ -42,14 +48,17 @@ local excluded = {}
 for id in string.gmatch(ARGV[8], '[^,]+') do excluded[id] = true end
 local marker = ensure_marker(KEYS[1], token, ttl)
 
+-- While the namespace settles no ID is handed out: not a never-used one, nor an expired one whose record may be
+-- stale. By the end of it, every holder from before a data loss has seen its lease lost or fenced itself.
+local settle_until = tonumber(redis.call('HGET', KEYS[1], 'created')) + tonumber(redis.call('HGET', KEYS[1], 'settleMs'))
+if now < settle_until then
+  return {'settling', settle_until - now, now}
+end
+
 local id = nil
 local floor = -1
 local cursor = tonumber(redis.call('GET', KEYS[2]) or '0')
 if cursor < count then
-  local settle_until = tonumber(redis.call('HGET', KEYS[1], 'created')) + tonumber(redis.call('HGET', KEYS[1], 'settleMs'))
-  if now < settle_until then
-    return {'settling', settle_until - now, now}
-  end
   id = tostring(cursor)
   redis.call('SET', KEYS[2], cursor + 1)
   -- After a data loss the cursor starts again, but a lost holder's note may already sit on the record.

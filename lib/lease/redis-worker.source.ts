@@ -133,6 +133,9 @@ export class RedisWorkerSource implements WorkerIdSource {
     this.context!.reassign(null);
     const lastMs = this.ticksToMs(lastTimestamp);
     void this.enqueue(async () => {
+      // A renewal in flight when the switch was asked for may have found the lease lost and re-claimed already:
+      // the new lease starts above its own floor, and releasing it here would leak it.
+      if (this.lease !== previous) return;
       try {
         const outcome = await this.release(previous, lastMs);
         if (outcome.kind === 'noted') {
@@ -257,7 +260,7 @@ export class RedisWorkerSource implements WorkerIdSource {
         continue;
       }
       if (reply.kind === 'exhausted') {
-        throw new LeaseExhaustedError(this.settings.namespace, reply.held, this.settings.idCount);
+        throw new LeaseExhaustedError(this.settings.namespace, reply.held, this.settings.idCount, skip.length);
       }
       if (reply.kind === 'settling') {
         this.context!.logger.log(
@@ -296,7 +299,7 @@ export class RedisWorkerSource implements WorkerIdSource {
         this.context!.logger.log(
           `Waiting ${floorWait} ms for the clock to pass worker ID ${lease.workerId}'s previous ceiling`,
         );
-        await sleep(floorWait);
+        if (!(await this.waitForFloor(lease, floorWait))) continue;
       }
       this.lease = lease;
       this.state = 'held';
@@ -374,6 +377,42 @@ export class RedisWorkerSource implements WorkerIdSource {
     };
   }
 
+  /**
+   * Waits `waitMs` for the clock to pass a claimed lease's floor, renewing the lease as it goes: a wait longer than
+   * the TTL must neither let the ID lapse to someone else nor hand the generator a lease that is about to fence.
+   * Returns false when the lease was lost meanwhile (claim again). On shutdown it releases the lease, keeping the
+   * inherited ceiling, and throws.
+   */
+  private async waitForFloor(lease: HeldLease, waitMs: number): Promise<boolean> {
+    const until = monotonicNow() + waitMs;
+    for (;;) {
+      const left = until - monotonicNow();
+      if (left <= 0) return true;
+      await sleep(Math.min(left, this.settings.renewIntervalMs));
+      if (this.stopped) {
+        await this.release(lease, lease.floorMs ?? -1).catch(() => undefined);
+        throw new WorkerUnavailableError('stopped', 'The application is shutting down.');
+      }
+      if (monotonicNow() < lease.fenceAt - this.settings.renewIntervalMs) continue;
+      try {
+        const outcome = await this.extend(lease);
+        if (outcome.kind === 'lost') {
+          this.context!.logger.warn(
+            `Worker ID ${lease.workerId} was lost while waiting for its floor (${describeLoss(outcome.reason)}); claiming again`,
+          );
+          return false;
+        }
+      } catch (error) {
+        // Not confirmed: the lease may lapse. Nothing was issued under it, so claiming afresh is safe.
+        this.lastError = message(error);
+        this.context!.logger.warn(
+          `Renewing worker ID ${lease.workerId} while waiting for its floor failed (${this.lastError}); claiming again`,
+        );
+        return false;
+      }
+    }
+  }
+
   /** How long the clock must advance before the first timestamp above the floor can be issued. */
   private floorWaitMs(lease: HeldLease): number {
     if (lease.floorMs === null) return 0;
@@ -401,38 +440,13 @@ export class RedisWorkerSource implements WorkerIdSource {
     const lease = this.lease;
     if (this.stopped || lease === undefined || this.state !== 'held') return;
     this.renewing = true;
-    const { clock, layout } = this.context!;
-    const lastTicks = this.context!.lastTimestamp();
-    const lastMs = lastTicks < 0 ? -1 : layout.epoch + lastTicks * layout.timeUnitMs;
-    const ceilingMs = Math.max(clock.now(), lastMs) + this.settings.ttlMs;
-    const sentAt = monotonicNow();
-    const sentWall = clock.now();
     try {
-      const reply = await this.client!.run(
-        'renew',
-        [this.keys.meta, this.keys.expiry],
-        [this.keys.recordPrefix + lease.id, lease.id, lease.token, this.settings.ttlMs, ceilingMs, lease.marker],
-      );
-      if (String(reply[0]) === 'lost') {
-        await this.handleLoss(lease, String(reply[1]));
+      const wasFenced = monotonicNow() >= lease.fenceAt;
+      const outcome = await this.extend(lease);
+      if (outcome.kind === 'lost') {
+        await this.handleLoss(lease, outcome.reason);
         return;
       }
-      if (this.settings.waitForReplicas > 0) {
-        const acked = await this.client!.waitForReplicas(
-          this.settings.waitForReplicas,
-          this.settings.waitForReplicasTimeoutMs,
-        );
-        if (acked < this.settings.waitForReplicas) {
-          throw new Error(`only ${acked} of ${this.settings.waitForReplicas} replicas acknowledged the renewal`);
-        }
-      }
-      this.noteOffset(sentWall, Number(reply[1]));
-      const wasFenced = monotonicNow() >= lease.fenceAt;
-      lease.ceilingMs = Math.max(lease.ceilingMs, ceilingMs);
-      lease.ceilingTicks = this.msToTicks(lease.ceilingMs);
-      lease.fenceAt = sentAt + this.settings.ttlMs - this.settings.fenceMarginMs;
-      lease.serverExpiry = Number(reply[2]);
-      this.lastRenewalAt = clock.now();
       if (this.renewalFailures > 0 || wasFenced) {
         this.context!.logger.log(
           `Lease on worker ID ${lease.workerId} renewed again after ${this.renewalFailures} failures`,
@@ -456,6 +470,43 @@ export class RedisWorkerSource implements WorkerIdSource {
     } finally {
       this.renewing = false;
     }
+  }
+
+  /**
+   * One renewal round trip: extends the lease and raises its ceiling in Redis, then locally. The fence moves only
+   * once Redis (and the replicas asked for) confirmed, counted from when the request was sent.
+   *
+   * @throws when Redis cannot be reached or the replicas did not acknowledge in time
+   */
+  private async extend(lease: HeldLease): Promise<{ kind: 'ok' } | { kind: 'lost'; reason: string }> {
+    const { clock, layout } = this.context!;
+    const lastTicks = this.context!.lastTimestamp();
+    const lastMs = lastTicks < 0 ? -1 : layout.epoch + lastTicks * layout.timeUnitMs;
+    const ceilingMs = Math.max(clock.now(), lastMs) + this.settings.ttlMs;
+    const sentAt = monotonicNow();
+    const sentWall = clock.now();
+    const reply = await this.client!.run(
+      'renew',
+      [this.keys.meta, this.keys.expiry],
+      [this.keys.recordPrefix + lease.id, lease.id, lease.token, this.settings.ttlMs, ceilingMs, lease.marker],
+    );
+    if (String(reply[0]) === 'lost') return { kind: 'lost', reason: String(reply[1]) };
+    if (this.settings.waitForReplicas > 0) {
+      const acked = await this.client!.waitForReplicas(
+        this.settings.waitForReplicas,
+        this.settings.waitForReplicasTimeoutMs,
+      );
+      if (acked < this.settings.waitForReplicas) {
+        throw new Error(`only ${acked} of ${this.settings.waitForReplicas} replicas acknowledged the renewal`);
+      }
+    }
+    this.noteOffset(sentWall, Number(reply[1]));
+    lease.ceilingMs = Math.max(lease.ceilingMs, ceilingMs);
+    lease.ceilingTicks = this.msToTicks(lease.ceilingMs);
+    lease.fenceAt = sentAt + this.settings.ttlMs - this.settings.fenceMarginMs;
+    lease.serverExpiry = Number(reply[2]);
+    this.lastRenewalAt = clock.now();
+    return { kind: 'ok' };
   }
 
   /** The lease is gone or taken: stop issuing at once, leave a note of the last timestamp, re-claim. */

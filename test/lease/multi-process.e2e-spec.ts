@@ -310,6 +310,57 @@ describe('Redis lease across processes (real redis-server, every issued ID recor
   );
 
   it(
+    'issues no duplicate when Redis restarts from an older snapshot, whose records and cursor are stale',
+    async () => {
+      // The snapshot holds the first half of the fleet; the second half claims after it. Restarted from that
+      // snapshot, Redis still has the namespace and its marker, but its cursor again points at IDs that live
+      // processes hold. Processes that claim right after the restart must not get those IDs while their holders
+      // still issue under them: the new Redis process (a new run_id) starts settling, as after a total loss.
+      const half = CAPACITY / 2;
+      const snapshotted = await RedisServer.start();
+      servers.push(snapshotted);
+      const early = await bootFleet(half, snapshotted.url);
+      const saver = new Redis(snapshotted.url);
+      expect(await saver.save()).toBe('OK');
+      saver.disconnect();
+      const late = await bootFleet(half - 1, snapshotted.url);
+      const newcomer = pool.spawn(config(snapshotted.url, { gate: true }));
+      await newcomer.waitFor((e) => e.event === 'loaded', LOAD_TIMEOUT, 'loaded');
+      await sleep(SCALE.generateMs / 2);
+
+      const before = Date.now();
+      await snapshotted.restart();
+      const stale = new Redis(snapshotted.url);
+      expect(Number(await stale.get(`snowflake:{${namespace}:dc0}:cursor`))).toBe(half);
+      stale.disconnect();
+      newcomer.go();
+      const newcomerId = await newcomer.ready(4 * TTL + BOOT_TIMEOUT);
+      workerOf.set(newcomer, newcomerId);
+
+      const fleet = [...early, ...late];
+      await waitUntil(
+        () =>
+          [...fleet, newcomer].every((w) => w.lastId() !== undefined && decode(w.lastId()!).timestamp > before + TTL),
+        4 * TTL + 10_000,
+        'every process to issue after the restart',
+        () => [...fleet, newcomer].map((w) => w.describe()).join('\n'),
+      );
+      await sleep(SCALE.generateMs / 2);
+      await finish();
+      // The newcomer's claim came after the restart and waited for the namespace to settle; every earlier holder,
+      // its record stale or missing, found its lease lost (the marker changed with the server) and re-claimed.
+      expect(newcomer.events.some((e) => e.event === 'log' && /settling/.test(String(e.message)))).toBe(true);
+      for (const w of fleet) {
+        const lost = w.events.some(
+          (e) => e.event === 'log' && e.level === 'error' && e.t >= before && /lost/.test(String(e.message)),
+        );
+        expect({ worker: w.name, lost }).toEqual({ worker: w.name, lost: true });
+      }
+    },
+    SCALE.testTimeoutMs,
+  );
+
+  it(
     "keeps a reused worker ID's previous ceiling when the process waiting to pass it shuts down",
     async () => {
       // One holder's clock runs ahead of the others': whoever takes its worker ID next must wait for its own clock

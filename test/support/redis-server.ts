@@ -21,8 +21,8 @@ export async function freePort(): Promise<number> {
 }
 
 /**
- * A real `redis-server` on a free loopback port, without persistence, that a test can stop, restart (losing its
- * data), pause and resume.
+ * A real `redis-server` on a free loopback port, without automatic persistence, that a test can stop, restart
+ * (losing its data, or back to a snapshot it saved), pause and resume.
  */
 export class RedisServer {
   private process: ChildProcess | undefined;
@@ -59,7 +59,10 @@ export class RedisServer {
     });
   }
 
-  /** Stops the server and starts an empty one on the same port: Redis forgetting every key. */
+  /**
+   * Stops the server (SIGKILL) and starts a new one on the same port: Redis forgetting every key, or, when the test
+   * saved a snapshot with `SAVE`, going back to that snapshot.
+   */
   async restart(): Promise<void> {
     await this.stop();
     await this.launch();
