@@ -16,7 +16,12 @@ export interface SnowflakeHealthOptions {
    * @default 2
    */
   maxRenewalFailures?: number;
-  /** Down when the lease would fence itself within this many milliseconds unless a renewal succeeds. @default 0 */
+  /**
+   * Down when the lease would fence itself within this many milliseconds unless a renewal succeeds. While renewals
+   * succeed the fence stays at least `lowestFenceInMs` ahead (ttl - fence margin - renew interval: 55 % of the TTL
+   * with the defaults); the default, half of that, is reached only when renewals have been missing for a while.
+   * @default half the lease's `lowestFenceInMs` (2750 ms with the default 10 s TTL)
+   */
   minFenceInMs?: number;
   /**
    * Down while the clock stands more than this many milliseconds behind the timestamp the generator must exceed (its
@@ -107,9 +112,9 @@ function downReason(
   options: SnowflakeHealthOptions,
 ): { reason: SnowflakeDownReason; message: string } | undefined {
   const maxRenewalFailures = options.maxRenewalFailures ?? 2;
-  const minFenceInMs = options.minFenceInMs ?? 0;
   const maxClockBehindMs = options.maxClockBehindMs ?? 0;
   const { lease } = status;
+  const minFenceInMs = options.minFenceInMs ?? (lease === undefined ? 0 : lease.lowestFenceInMs / 2);
 
   if (lease !== undefined && lease.state !== 'held') {
     return {
@@ -120,6 +125,13 @@ function downReason(
   if (!status.ready || status.workerId === null) {
     return { reason: 'no-worker-id', message: 'No worker ID is held: IDs cannot be issued.' };
   }
+  // Failing renewals first when both apply: they say why the fence is near.
+  if (lease !== undefined && lease.renewalFailures >= maxRenewalFailures) {
+    return {
+      reason: 'renewals-failing',
+      message: `${lease.renewalFailures} lease renewals failed in a row (the limit is ${maxRenewalFailures}).${lastError(status)}`,
+    };
+  }
   if (lease !== undefined && (lease.fenceInMs === null || lease.fenceInMs <= minFenceInMs)) {
     return {
       reason: 'lease-lapsing',
@@ -127,12 +139,6 @@ function downReason(
         lease.fenceInMs !== null && lease.fenceInMs > 0
           ? `The worker-ID lease fences itself in ${lease.fenceInMs} ms unless a renewal succeeds.${lastError(status)}`
           : `The worker-ID lease lapsed: it could not be renewed in time.${lastError(status)}`,
-    };
-  }
-  if (lease !== undefined && lease.renewalFailures >= maxRenewalFailures) {
-    return {
-      reason: 'renewals-failing',
-      message: `${lease.renewalFailures} lease renewals failed in a row (the limit is ${maxRenewalFailures}).${lastError(status)}`,
     };
   }
   if (status.clockBehindMs > maxClockBehindMs) {

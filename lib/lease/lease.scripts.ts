@@ -91,7 +91,7 @@ return {'ok', tonumber(id), floor, now, marker, expiry}
 
 /**
  * Renews a lease and raises its ceiling, only while the token still owns the ID and the namespace marker is the
- * one the holder claimed under (a new marker means Redis lost its data).
+ * one the holder claimed under (a new marker means Redis may have lost writes).
  *
  * KEYS[1] meta, KEYS[2] expiry
  * ARGV[1] record key, ARGV[2] id, ARGV[3] token, ARGV[4] ttl ms, ARGV[5] new ceiling (holder ms), ARGV[6] marker

@@ -199,6 +199,7 @@ export class RedisWorkerSource implements WorkerIdSource {
       expiresAt:
         lease === undefined || this.clockOffsetMs === null ? null : Math.round(lease.serverExpiry + this.clockOffsetMs),
       fenceInMs: lease === undefined ? null : Math.max(0, Math.round(lease.fenceAt - monotonicNow())),
+      lowestFenceInMs: this.settings.ttlMs - this.settings.fenceMarginMs - this.settings.renewIntervalMs,
       lastRenewalAt: this.lastRenewalAt,
       renewalFailures: this.renewalFailures,
       clockOffsetMs: this.clockOffsetMs,
@@ -264,7 +265,8 @@ export class RedisWorkerSource implements WorkerIdSource {
       }
       if (reply.kind === 'settling') {
         this.context!.logger.log(
-          `Namespace "${this.settings.namespace}" is settling after its marker was created (first use or Redis data loss); ` +
+          `Namespace "${this.settings.namespace}" is settling after its marker was created (first use, or Redis ` +
+            'restarted, failed over or lost its data); ' +
             `waiting ${reply.waitMs} ms so that earlier holders have stopped`,
         );
         await sleep(reply.waitMs + 5);
@@ -621,7 +623,7 @@ export class RedisWorkerSource implements WorkerIdSource {
 function describeLoss(reason: string): string {
   switch (reason) {
     case 'marker':
-      return 'Redis lost its data: the namespace marker changed';
+      return 'Redis restarted, failed over or lost its data: the namespace marker changed';
     case 'missing':
       return 'its record is gone from Redis';
     case 'taken':

@@ -45,6 +45,11 @@ export interface LeaseStatus {
   expiresAt: number | null;
   /** Milliseconds until the holder fences itself (stops issuing) unless a renewal succeeds first. */
   fenceInMs: number | null;
+  /**
+   * The least `fenceInMs` while renewals succeed: ttl - fence margin - renew interval, when a renewal is due. Lower
+   * means renewals are overdue.
+   */
+  lowestFenceInMs: number;
   /** Local Unix ms of the last successful claim or renewal. */
   lastRenewalAt: number | null;
   /** Renewals that failed in a row (Redis unreachable or slow). */

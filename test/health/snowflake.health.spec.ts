@@ -112,6 +112,7 @@ describe('SnowflakeHealthIndicator thresholds on lease states', () => {
     datacenterId: 1,
     expiresAt: now + 8000,
     fenceInMs: 6000,
+    lowestFenceInMs: 5500,
     lastRenewalAt: now - 500,
     renewalFailures: 0,
     clockOffsetMs: 3,
@@ -184,16 +185,18 @@ describe('SnowflakeHealthIndicator thresholds on lease states', () => {
     expect(result.snowflake).toMatchObject({ status: 'down', reason: 'no-worker-id' });
   });
 
-  it('is down once the lease has lapsed, and when it lapses within minFenceInMs', () => {
+  it('is down once the lease has lapsed, and when it lapses within minFenceInMs (half the lowest healthy fence by default)', () => {
     expect(indicator.isHealthy('s', { idService: serviceWith({ fenceInMs: 0 }) }).s).toMatchObject({
       status: 'down',
       reason: 'lease-lapsing',
     });
-    const soon = serviceWith({ fenceInMs: 400 });
-    expect(indicator.isHealthy('s', { idService: soon }).s.status).toBe('up');
-    const result = indicator.isHealthy('s', { idService: soon, minFenceInMs: 500 });
-    expect(result.s).toMatchObject({ status: 'down', reason: 'lease-lapsing' });
-    expect(result.s.message).toContain('400 ms');
+    expect(indicator.isHealthy('s', { idService: serviceWith({ fenceInMs: 2800 }) }).s.status).toBe('up');
+    const soon = serviceWith({ fenceInMs: 2400 });
+    const byDefault = indicator.isHealthy('s', { idService: soon });
+    expect(byDefault.s).toMatchObject({ status: 'down', reason: 'lease-lapsing' });
+    expect(byDefault.s.message).toContain('2400 ms');
+    expect(indicator.isHealthy('s', { idService: soon, minFenceInMs: 2000 }).s.status).toBe('up');
+    expect(indicator.isHealthy('s', { idService: soon, minFenceInMs: 3000 }).s.status).toBe('down');
   });
 
   it('is down when renewals keep failing past the threshold (2 by default)', () => {

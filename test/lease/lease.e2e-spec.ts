@@ -135,13 +135,25 @@ describe('Redis worker-ID lease (real redis-server)', () => {
   it('never lets a stale token renew: a holder whose ID was taken stops issuing under it and claims another', async () => {
     const ids = await boot();
     const stolen = ids.workerId;
-    ids.next();
+    const issued = [ids.next()];
+    const expiryKey = `snowflake:{${namespace}:dc0}:expiry`;
     await admin.hset(`snowflake:{${namespace}:dc0}:w:${stolen}`, 'token', 'someone-else');
-    for (let waited = 0; ids.workerId === stolen && waited < TTL * 3; waited += 20) await sleep(20);
+    const expiryAtTheft = await admin.zscore(expiryKey, String(stolen));
+    for (let waited = 0; ids.workerId === stolen && waited < TTL * 3; waited += 20) {
+      issued.push(...ids.nextBatch(10));
+      await sleep(20);
+    }
     expect(ids.workerId).not.toBe(stolen);
     expect(ids.decode(ids.next()).workerId).toBe(ids.workerId);
     expect(ids.status().lease!.switches).toBe(1);
-    expect((await record(stolen)).token).toBe('someone-else');
+    // The stale token's renewal changed nothing: the lease's expiry stayed where the theft left it, and the record's
+    // ceiling only rose to the old holder's last timestamp (its note), so the new owner's IDs stay above it.
+    expect(await admin.zscore(expiryKey, String(stolen))).toBe(expiryAtTheft);
+    const underStolen = issued.filter((id) => ids.decode(id).workerId === stolen);
+    const lastUnderStolen = Math.max(...underStolen.map((id) => ids.decode(id).timestamp));
+    const after = await record(stolen);
+    expect(after.token).toBe('someone-else');
+    expect(Number(after.ceiling)).toBeGreaterThanOrEqual(lastUnderStolen);
   });
 
   describe('shutting down when its record is no longer its own', () => {
@@ -203,13 +215,17 @@ describe('Redis worker-ID lease (real redis-server)', () => {
     const clock = steppableClock();
     const ids = await boot({ clock, clockBackToleranceMs: 200 });
     const before = ids.workerId;
-    const last = ids.next();
+    const issued = await ids.nextBatchAsync(20_000);
+    const last = issued[issued.length - 1];
     clock.step(-5000);
     expect(() => ids.next()).toThrow(WorkerUnavailableError);
     const next = await ids.nextAsync();
     expect(ids.workerId).not.toBe(before);
     expect(ids.decode(next).workerId).toBe(ids.workerId);
-    expect(next).not.toBe(last);
+    // Under the new ID, on the stepped-back clock: every ID new, and none under the old worker ID.
+    const afterSwitch = [next, ...(await ids.nextBatchAsync(20_000))];
+    expect(afterSwitch.every((id) => ids.decode(id).workerId === ids.workerId)).toBe(true);
+    expect(new Set([...issued, ...afterSwitch]).size).toBe(issued.length + afterSwitch.length);
     // The old ID was released with its exact last timestamp, so its next holder starts above it.
     expect(Number((await record(before)).ceiling)).toBe(ids.decode(last).timestamp);
   });
