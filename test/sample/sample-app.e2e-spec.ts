@@ -179,6 +179,15 @@ function sampleSuite(database: () => string): void {
     ]);
     await http(app).get('/notes').query({ subject: 'x1' }).expect(400);
   });
+
+  it('gives an audit note created without the extension no ID from the database', async () => {
+    const { NotesPrisma } = await import('../../sample-app/src/notes/notes.prisma.js');
+    const { client } = app.get(NotesPrisma);
+    await expect(client.$executeRawUnsafe("INSERT INTO audit_notes (text) VALUES ('no id')")).rejects.toThrow(
+      /not.null/i,
+    );
+    expect(await client.auditNote.count({ where: { text: 'no id' } })).toBe(0);
+  });
 }
 
 let redis: RedisServer;

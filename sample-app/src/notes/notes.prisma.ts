@@ -40,10 +40,12 @@ export class NotesPrisma implements OnModuleInit, OnApplicationShutdown {
    * schema engine); a real app would run `prisma migrate deploy` instead.
    */
   async onModuleInit(): Promise<void> {
+    // No column default for the ID: a row created without the extension fails instead of getting a made-up ID. In
+    // SQLite that rules out the type INTEGER, whose PRIMARY KEY aliases the rowid and fills itself in.
     const statements =
       this.database.kind === 'sqlite'
         ? [
-            'CREATE TABLE IF NOT EXISTS audit_notes (id INTEGER PRIMARY KEY NOT NULL, subject_id INTEGER, text TEXT NOT NULL)',
+            'CREATE TABLE IF NOT EXISTS audit_notes (id BIGINT PRIMARY KEY NOT NULL, subject_id BIGINT, text TEXT NOT NULL)',
             'CREATE INDEX IF NOT EXISTS audit_notes_subject_id_idx ON audit_notes (subject_id)',
           ]
         : [
