@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer, connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Test, type TestingModule } from '@nestjs/testing';
@@ -29,6 +30,44 @@ async function replicaInSync(primary: RedisServer, replicas: number): Promise<bo
   } finally {
     client.disconnect();
   }
+}
+
+/**
+ * A TCP relay on loopback in front of a primary, for its replica's link. `hold()` stops passing the primary's
+ * replication stream on, so the replica misses whatever the primary writes from then on. (Freezing the replica
+ * process would not do: the kernel keeps receiving, and the replica reads it all when it resumes.)
+ */
+async function startLink(primaryPort: number): Promise<{ port: number; hold: () => void; close: () => Promise<void> }> {
+  const port = await freePort();
+  let holding = false;
+  const sockets = new Set<Socket>();
+  const server = createServer((fromReplica) => {
+    const toPrimary = connect(primaryPort, '127.0.0.1');
+    for (const socket of [fromReplica, toPrimary]) {
+      sockets.add(socket);
+      socket.on('close', () => {
+        sockets.delete(socket);
+        fromReplica.destroy();
+        toPrimary.destroy();
+      });
+      socket.on('error', () => undefined);
+    }
+    fromReplica.pipe(toPrimary);
+    toPrimary.on('data', (chunk: Buffer) => {
+      if (!holding) fromReplica.write(chunk);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  return {
+    port,
+    hold: () => {
+      holding = true;
+    },
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
 }
 
 /** A Redis Sentinel (redis-server --sentinel) watching one primary, with a short failure detection. */
@@ -223,4 +262,101 @@ describe('Redis replication: waitForReplicas and a Sentinel failover (real redis
       await sentinel.stop();
     }
   });
+  it('issues no duplicate across a Sentinel failover to a replica that missed the last claims', async () => {
+    // No replica acknowledgement here. The replica's link is held while a claim goes to the primary, then the primary
+    // dies and Sentinel promotes the replica without that claim: its cursor points at an ID a live process holds.
+    // The new Redis process (a new run_id) makes the namespace settle, so no one gets that ID meanwhile.
+    const ttlMs = 4000;
+    const primary = await RedisServer.start();
+    servers.push(primary);
+    const link = await startLink(primary.port);
+    const replica = await RedisServer.start({ args: ['--replicaof', '127.0.0.1', String(link.port)] });
+    servers.push(replica);
+    await waitFor('replica sync', () => replicaInSync(primary, 1));
+    const sentinel = await startSentinel(primary.port);
+
+    const holders: IdService[] = [];
+    const issued: bigint[] = [];
+    let running = true;
+    let generate: Promise<void> = Promise.resolve();
+    try {
+      const bootHolder = async (redis: Record<string, unknown> = {}) => {
+        const client = new Redis({
+          sentinels: [{ host: '127.0.0.1', port: sentinel.port }],
+          name: 'main',
+          commandTimeout: 500,
+        });
+        client.on('error', () => undefined);
+        clients.push(client);
+        const module = await Test.createTestingModule({
+          imports: [
+            SnowflakeModule.forRoot({
+              layout: LAYOUT,
+              redis: { client, namespace: 'missed', ttlMs, retryBackoffMs: 50, ...redis },
+            }),
+          ],
+        }).compile();
+        modules.push(module);
+        await module.init();
+        holders.push(module.get(IdService));
+      };
+      const cursorOn = async (server: RedisServer) => {
+        const client = new Redis(server.url);
+        try {
+          return await client.get('snowflake:{missed:dc0}:cursor');
+        } finally {
+          client.disconnect();
+        }
+      };
+      await bootHolder();
+      await bootHolder();
+      await waitFor('the claims on the replica', async () => (await cursorOn(replica)) === '2');
+
+      generate = (async () => {
+        while (running) {
+          for (const ids of [...holders]) {
+            try {
+              issued.push(...ids.nextBatch(50));
+            } catch {
+              // Fenced, lost or re-claiming: nothing issued.
+            }
+          }
+          await sleep(2);
+        }
+      })();
+
+      link.hold();
+      // Claims ID 2 on the primary only. It renews slowly, so that it still issues under ID 2 for a while after the
+      // failover, when the next process claims.
+      await bootHolder({ renewIntervalMs: 1500, retryBackoffMs: 1500 });
+      expect(holders[2].workerId).toBe(2);
+      await sleep(300);
+      await primary.stop();
+      await waitFor('failover', async () => {
+        const probe = new Redis(replica.url, { lazyConnect: true });
+        try {
+          await probe.connect();
+          return /role:master/.test(await probe.info('replication'));
+        } finally {
+          probe.disconnect();
+        }
+      });
+      expect(await cursorOn(replica)).toBe('2'); // the claim of ID 2 never reached it
+
+      await bootHolder(); // after the failover: waits for the namespace to settle, then takes a free ID
+      await waitFor('every holder issuing again', async () => holders.every((ids) => ids.status().ready), 30_000);
+      await sleep(500);
+      running = false;
+      await generate;
+
+      expect(new Set(issued).size).toBe(issued.length);
+      expect(issued.some((id) => holders[0].decode(id).workerId === 2)).toBe(true);
+      expect(new Set(holders.map((ids) => ids.workerId)).size).toBe(4);
+    } finally {
+      running = false;
+      await generate;
+      await sentinel.stop();
+      await link.close();
+    }
+  }, 60_000);
 });

@@ -22,7 +22,7 @@ export async function freePort(): Promise<number> {
 
 /**
  * A real `redis-server` on a free loopback port, without automatic persistence, that a test can stop, restart
- * (losing its data, or back to a snapshot it saved), pause and resume.
+ * (losing its data, or back to a snapshot it saved) and dispose of.
  */
 export class RedisServer {
   private process: ChildProcess | undefined;
