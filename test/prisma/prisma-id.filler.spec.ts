@@ -1,3 +1,4 @@
+import { ClockMovedBackError, SequenceExhaustedError, WorkerUnavailableError } from '../../lib/index.js';
 import { PrismaIdFiller } from '../../lib/orm/prisma/prisma-id.filler.js';
 import { buildIdPlan } from '../../lib/orm/prisma/prisma-id.plan.js';
 
@@ -72,19 +73,27 @@ describe('PrismaIdFiller', () => {
     expect(out.data.data.at).toBe(date);
   });
 
-  it('falls back to nextAsync when next throws, and fails when there is none', async () => {
+  it('falls back to nextAsync when the sequence is used up or the lease re-claims, and fails when there is none', async () => {
     const plan = buildIdPlan({}, { schema });
-    const busy = {
+    const throwing = (error: Error) => ({
       next: (): bigint => {
-        throw new Error('sequence used up');
+        throw error;
       },
-    };
-    await expect(new PrismaIdFiller(plan, busy).fill('Meta', 'create', { data: {} })).rejects.toThrow(
-      'sequence used up',
-    );
-    const waiting = { ...busy, nextAsync: () => Promise.resolve(7n) };
-    await expect(new PrismaIdFiller(plan, waiting).fill('Meta', 'create', { data: {} })).resolves.toEqual({
-      data: { id: 7n },
+      nextAsync: () => Promise.resolve(7n),
     });
+    const exhausted = new SequenceExhaustedError(1, 0);
+    await expect(
+      new PrismaIdFiller(plan, { next: throwing(exhausted).next }).fill('Meta', 'create', { data: {} }),
+    ).rejects.toBe(exhausted);
+    for (const error of [exhausted, new WorkerUnavailableError('switching', 'switching worker ID')]) {
+      await expect(new PrismaIdFiller(plan, throwing(error)).fill('Meta', 'create', { data: {} })).resolves.toEqual({
+        data: { id: 7n },
+      });
+    }
+    // A clock gone back beyond the tolerance is not waited for: it fails the query as it fails next().
+    const clockBack = new ClockMovedBackError(5000, 1000);
+    await expect(new PrismaIdFiller(plan, throwing(clockBack)).fill('Meta', 'create', { data: {} })).rejects.toBe(
+      clockBack,
+    );
   });
 });

@@ -1,3 +1,4 @@
+import { SequenceExhaustedError, WorkerUnavailableError } from '../../core/errors.js';
 import type { IdEncoding, IdPlan } from './prisma-id.plan.js';
 import type { SnowflakeIdSource } from './snowflake-prisma.options.js';
 
@@ -148,8 +149,10 @@ export class PrismaIdFiller {
     try {
       return this.source.next();
     } catch (error) {
-      // A full sequence or a lease being re-claimed is worth waiting for when the source can wait.
-      if (this.source.nextAsync === undefined) throw error;
+      // A full sequence or a lease being re-claimed is worth waiting for when the source can wait; anything else
+      // (a clock gone back beyond the tolerance) fails the query as it would fail next().
+      const waitable = error instanceof SequenceExhaustedError || error instanceof WorkerUnavailableError;
+      if (!waitable || this.source.nextAsync === undefined) throw error;
       return this.source.nextAsync();
     }
   }
