@@ -119,6 +119,58 @@ describe('Redis replication: waitForReplicas and a Sentinel failover (real redis
     await Promise.all(servers.splice(0).map((s) => s.dispose()));
   });
 
+  /** Boots a module whose lease talks to the primary that Sentinel names. */
+  async function bootThroughSentinel(sentinelPort: number, redis: Record<string, unknown>): Promise<IdService> {
+    const client = new Redis({
+      sentinels: [{ host: '127.0.0.1', port: sentinelPort }],
+      name: 'main',
+      commandTimeout: 500,
+    });
+    client.on('error', () => undefined);
+    clients.push(client);
+    const module = await Test.createTestingModule({
+      imports: [SnowflakeModule.forRoot({ layout: LAYOUT, redis: { client, retryBackoffMs: 50, ...redis } })],
+    }).compile();
+    modules.push(module);
+    await module.init();
+    return module.get(IdService);
+  }
+
+  /** Draws IDs from every holder (the list may grow) until stopped; refusals issue nothing and are skipped. */
+  function generateFrom(holders: IdService[]): { issued: bigint[]; stop: () => Promise<void> } {
+    const issued: bigint[] = [];
+    let running = true;
+    const loop = (async () => {
+      while (running) {
+        for (const ids of [...holders]) {
+          try {
+            issued.push(...ids.nextBatch(50));
+          } catch {
+            // Fenced, lost or re-claiming: nothing issued.
+          }
+        }
+        await sleep(2);
+      }
+    })();
+    return {
+      issued,
+      stop: async () => {
+        running = false;
+        await loop;
+      },
+    };
+  }
+
+  const promoted = (server: RedisServer) => async () => {
+    const probe = new Redis(server.url, { lazyConnect: true });
+    try {
+      await probe.connect();
+      return /role:master/.test(await probe.info('replication'));
+    } finally {
+      probe.disconnect();
+    }
+  };
+
   it('confirms claims only once a replica acknowledged them, and fails clearly when none does', async () => {
     const primary = await RedisServer.start();
     servers.push(primary);
@@ -183,75 +235,36 @@ describe('Redis replication: waitForReplicas and a Sentinel failover (real redis
     await waitFor('replica sync', () => replicaInSync(primary, 1));
     const sentinel = await startSentinel(primary.port);
 
+    const holders: IdService[] = [];
+    const generator = generateFrom(holders);
+    const { issued } = generator;
     try {
-      const holders: IdService[] = [];
       for (let i = 0; i < 3; i++) {
-        const client = new Redis({
-          sentinels: [{ host: '127.0.0.1', port: sentinel.port }],
-          name: 'main',
-          commandTimeout: 500,
-        });
-        client.on('error', () => undefined);
-        clients.push(client);
-        const module = await Test.createTestingModule({
-          imports: [
-            SnowflakeModule.forRoot({
-              layout: LAYOUT,
-              redis: {
-                client,
-                namespace: 'failover',
-                ttlMs: TTL,
-                waitForReplicas: 1,
-                waitForReplicasTimeoutMs: 300,
-                retryBackoffMs: 50,
-              },
-            }),
-          ],
-        }).compile();
-        modules.push(module);
-        await module.init();
-        holders.push(module.get(IdService));
+        holders.push(
+          await bootThroughSentinel(sentinel.port, {
+            namespace: 'failover',
+            ttlMs: TTL,
+            waitForReplicas: 1,
+            waitForReplicasTimeoutMs: 300,
+          }),
+        );
       }
-
-      const issued: bigint[] = [];
-      let running = true;
-      const generate = (async () => {
-        while (running) {
-          for (const ids of holders) {
-            try {
-              issued.push(...ids.nextBatch(50));
-            } catch {
-              // Fenced or re-claiming during the failover: nothing issued.
-            }
-          }
-          await sleep(2);
-        }
-      })();
 
       await sleep(500);
       const beforeFailover = issued.length;
       await primary.stop();
       // Sentinel promotes the replica; the old primary comes back empty as a replica of the new one.
-      await waitFor('failover', async () => {
-        const probe = new Redis(replica.url, { lazyConnect: true });
-        try {
-          await probe.connect();
-          return /role:master/.test(await probe.info('replication'));
-        } finally {
-          probe.disconnect();
-        }
-      });
+      await waitFor('failover', promoted(replica));
       const restored = await RedisServer.start({
         port: primary.port,
         args: ['--replicaof', '127.0.0.1', String(replica.port)],
       });
       servers.push(restored);
-      await waitFor('new replica sync', () => replicaInSync(replica, 1));
+      await waitFor('new replica sync', () => replicaInSync(replica, 1), 30_000);
       const afterFailover = issued.length;
       await waitFor('every holder issuing again', async () => holders.every((ids) => ids.status().ready), 20_000);
       await sleep(500);
-      running = false;
-      await generate;
+      await generator.stop();
 
       expect(beforeFailover).toBeGreaterThan(0);
       expect(issued.length).toBeGreaterThan(afterFailover);
@@ -259,9 +272,11 @@ describe('Redis replication: waitForReplicas and a Sentinel failover (real redis
       const workers = new Set(holders.map((ids) => ids.workerId));
       expect(workers.size).toBe(3);
     } finally {
+      await generator.stop();
       await sentinel.stop();
     }
-  });
+  }, 60_000);
+
   it('issues no duplicate across a Sentinel failover to a replica that missed the last claims', async () => {
     // No replica acknowledgement here. The replica's link is held while a claim goes to the primary, then the primary
     // dies and Sentinel promotes the replica without that claim: its cursor points at an ID a live process holds.
@@ -276,54 +291,23 @@ describe('Redis replication: waitForReplicas and a Sentinel failover (real redis
     const sentinel = await startSentinel(primary.port);
 
     const holders: IdService[] = [];
-    const issued: bigint[] = [];
-    let running = true;
-    let generate: Promise<void> = Promise.resolve();
+    const generator = generateFrom(holders);
+    const { issued } = generator;
+    const bootHolder = async (redis: Record<string, unknown> = {}) => {
+      holders.push(await bootThroughSentinel(sentinel.port, { namespace: 'missed', ttlMs, ...redis }));
+    };
+    const cursorOn = async (server: RedisServer) => {
+      const client = new Redis(server.url);
+      try {
+        return await client.get('snowflake:{missed:dc0}:cursor');
+      } finally {
+        client.disconnect();
+      }
+    };
     try {
-      const bootHolder = async (redis: Record<string, unknown> = {}) => {
-        const client = new Redis({
-          sentinels: [{ host: '127.0.0.1', port: sentinel.port }],
-          name: 'main',
-          commandTimeout: 500,
-        });
-        client.on('error', () => undefined);
-        clients.push(client);
-        const module = await Test.createTestingModule({
-          imports: [
-            SnowflakeModule.forRoot({
-              layout: LAYOUT,
-              redis: { client, namespace: 'missed', ttlMs, retryBackoffMs: 50, ...redis },
-            }),
-          ],
-        }).compile();
-        modules.push(module);
-        await module.init();
-        holders.push(module.get(IdService));
-      };
-      const cursorOn = async (server: RedisServer) => {
-        const client = new Redis(server.url);
-        try {
-          return await client.get('snowflake:{missed:dc0}:cursor');
-        } finally {
-          client.disconnect();
-        }
-      };
       await bootHolder();
       await bootHolder();
       await waitFor('the claims on the replica', async () => (await cursorOn(replica)) === '2');
-
-      generate = (async () => {
-        while (running) {
-          for (const ids of [...holders]) {
-            try {
-              issued.push(...ids.nextBatch(50));
-            } catch {
-              // Fenced, lost or re-claiming: nothing issued.
-            }
-          }
-          await sleep(2);
-        }
-      })();
 
       link.hold();
       // Claims ID 2 on the primary only. It renews slowly, so that it still issues under ID 2 for a while after the
@@ -332,29 +316,19 @@ describe('Redis replication: waitForReplicas and a Sentinel failover (real redis
       expect(holders[2].workerId).toBe(2);
       await sleep(300);
       await primary.stop();
-      await waitFor('failover', async () => {
-        const probe = new Redis(replica.url, { lazyConnect: true });
-        try {
-          await probe.connect();
-          return /role:master/.test(await probe.info('replication'));
-        } finally {
-          probe.disconnect();
-        }
-      });
+      await waitFor('failover', promoted(replica));
       expect(await cursorOn(replica)).toBe('2'); // the claim of ID 2 never reached it
 
       await bootHolder(); // after the failover: waits for the namespace to settle, then takes a free ID
       await waitFor('every holder issuing again', async () => holders.every((ids) => ids.status().ready), 30_000);
       await sleep(500);
-      running = false;
-      await generate;
+      await generator.stop();
 
       expect(new Set(issued).size).toBe(issued.length);
       expect(issued.some((id) => holders[0].decode(id).workerId === 2)).toBe(true);
       expect(new Set(holders.map((ids) => ids.workerId)).size).toBe(4);
     } finally {
-      running = false;
-      await generate;
+      await generator.stop();
       await sentinel.stop();
       await link.close();
     }
