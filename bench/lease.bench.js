@@ -20,11 +20,15 @@ function percentile(values, p) {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
-/** A namespace whose `held` IDs all hold live leases and whose free IDs expired long ago, as after a long run. */
+/**
+ * A namespace whose `held` IDs all hold live leases and whose free IDs expired long ago, as after a long run. Its
+ * marker names this Redis process and settled long ago, as it would have after the first claims.
+ */
 async function seedNamespace(redis, ns, held, free) {
   const base = `snowflake:{${ns}}:`;
   const future = Date.now() + 3_600_000;
-  await redis.hset(`${base}meta`, 'marker', 'bench', 'created', 0, 'settleMs', 0);
+  const server = /run_id:(\w+)/.exec(await redis.info('server'))[1];
+  await redis.hset(`${base}meta`, 'marker', 'bench', 'created', 0, 'settleMs', 0, 'server', server);
   await redis.set(`${base}cursor`, held + free);
   for (let start = 0; start < held; start += 5000) {
     const pipeline = redis.pipeline();

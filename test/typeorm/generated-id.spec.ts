@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { Column, DataSource, Entity } from 'typeorm';
+import { Column, DataSource, Entity, PrimaryGeneratedColumn } from 'typeorm';
 import { IdService } from '../../lib/index.js';
 import { generatedIdTransformer } from '../../lib/orm/typeorm/generated-id.transformer.js';
 import {
@@ -199,6 +199,22 @@ describe('attachGeneratedIds()', () => {
     expect(new IdService({ workerId: 9 }).decode((first as { id?: bigint }).id!).workerId).toBe(1);
     detach();
     await expect(ds.getRepository(Item).insert({ n: 2 })).rejects.toThrow(/NOT NULL/);
+    await ds.destroy();
+  });
+
+  it('leaves a DataSource without @GeneratedId() entities alone', async () => {
+    @Entity(`sf_plain_${uniqueSuffix()}`)
+    class Plain {
+      @PrimaryGeneratedColumn()
+      id!: number;
+    }
+    const ds = await sqlite([Plain]).initialize();
+    const warnings: string[] = [];
+    await attachGeneratedIds(ds, await startedIds(), { logger: { warn: (message) => warnings.push(message) } });
+    expect(ds.subscribers).toEqual([]);
+    expect(warnings).toEqual([]);
+    await ds.getRepository(Plain).insert({});
+    expect(await ds.getRepository(Plain).count()).toBe(1);
     await ds.destroy();
   });
 

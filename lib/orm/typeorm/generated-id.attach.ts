@@ -17,8 +17,8 @@ export interface AttachGeneratedIdsOptions {
  * outside Nest (a script, a seeder) or one initialised after the app (`manualInitialization`).
  *
  * Before attaching it checks every entity's ID properties against the layout and, when the layout is wider than
- * 53 bits and the DataSource holds `@GeneratedId()` entities, asks the database for 2^53 + 1 to prove the driver
- * returns 64-bit integers exactly.
+ * 53 bits, asks the database for 2^53 + 1 to prove the driver returns 64-bit integers exactly. A DataSource without
+ * `@GeneratedId()` entities is left as it is.
  *
  * @throws GeneratedIdTypeError a `number` property with a layout wider than 53 bits
  * @throws IdPrecisionLossError the driver rounds 64-bit integers
@@ -47,7 +47,10 @@ export async function attachGeneratedIds(
   for (const metadata of dataSource.entityMetadatas) {
     if (subscriber.fieldsOf(metadata).length > 0) hasIds = true;
   }
-  if (hasIds && ids.layout.totalBits > 53) {
+  // A DataSource without `@GeneratedId()` entities (entities are fixed once it is initialised) gets no subscriber:
+  // it would only cost every insert a broadcast call.
+  if (!hasIds) return () => undefined;
+  if (ids.layout.totalBits > 53) {
     const probe = await probePrecision(dataSource, name);
     if (!probe.checked) {
       logger.warn(

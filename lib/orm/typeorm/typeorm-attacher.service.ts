@@ -23,8 +23,8 @@ export class TypeOrmAttacher implements OnModuleInit, OnApplicationShutdown {
 
   /**
    * Runs when the module initialises: every DataSource provider has been created (and, unless
-   * `manualInitialization` is set, initialised) by then, and inserts made from the app's own bootstrap hooks
-   * already get IDs.
+   * `manualInitialization` is set, initialised) by then. Inserts from `onApplicationBootstrap` hooks get IDs; inserts
+   * from `onModuleInit` hooks only in modules that Nest initialises after this one (those importing SnowflakeModule).
    */
   async onModuleInit(): Promise<void> {
     for (const { dataSource, name } of this.dataSources()) {
