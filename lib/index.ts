@@ -23,6 +23,8 @@ export {
   type TimeUnitMs,
 } from './core/layout.js';
 export type { IssuePermit } from './core/permit.js';
+export { ParseSnowflakeIdPipe } from './http/parse-snowflake-id.pipe.js';
+export { SnowflakeExceptionFilter } from './http/snowflake-exception.filter.js';
 export { bigintsToStrings, snowflakeJsonReplacer } from './json/bigint-json.js';
 export { BigIntSerializerInterceptor } from './json/bigint-serializer.interceptor.js';
 export { LeaseExhaustedError, RedisUnavailableError } from './lease/lease.errors.js';

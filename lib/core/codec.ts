@@ -30,7 +30,10 @@ export interface ComposeInput {
   sequence?: number;
 }
 
-const DIGITS = /^[0-9]{1,20}$/;
+const DIGITS = /^[0-9]+$/;
+/** 2^64 has 20 digits: a longer string is wider than any layout, and is refused before BigInt parses it. */
+const MAX_DIGITS = 20;
+const LEADING_ZEROS = /^0+(?=.)/;
 
 /**
  * Parses an ID given as a bigint, a decimal string or a safe-integer number, checking it fits the layout.
@@ -45,6 +48,8 @@ export function parseId(input: unknown, layout: Layout): bigint {
     if (!DIGITS.test(input)) {
       throw new InvalidSnowflakeError(input, 'expected a non-negative decimal integer (digits only).');
     }
+    const digits = input.replace(LEADING_ZEROS, '');
+    if (digits.length > MAX_DIGITS) throw new InvalidSnowflakeError(input, wider(layout));
     id = BigInt(input);
   } else if (typeof input === 'number') {
     if (!Number.isInteger(input)) {
@@ -62,13 +67,13 @@ export function parseId(input: unknown, layout: Layout): bigint {
   }
   if (id < 0n) throw new InvalidSnowflakeError(input, 'IDs are never negative.');
   if (id > layout.maxId) {
-    throw new InvalidSnowflakeError(
-      input,
-      `wider than the layout's ${layout.totalBits} bits (largest ID ${layout.maxId}).`,
-    );
+    throw new InvalidSnowflakeError(input, wider(layout));
   }
   return id;
 }
+
+const wider = (layout: Layout): string =>
+  `wider than the layout's ${layout.totalBits} bits (largest ID ${layout.maxId}).`;
 
 /**
  * Decodes, composes and bounds IDs of one layout. Pure: no clock, no state.

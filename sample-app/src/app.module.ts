@@ -4,9 +4,8 @@ import { ConfigModule, ConfigService } from '@nestjs/config';
 import { APP_FILTER, APP_INTERCEPTOR } from '@nestjs/core';
 import { TypeOrmModule, type TypeOrmModuleOptions } from '@nestjs/typeorm';
 import Database from 'better-sqlite3';
-import { BigIntSerializerInterceptor, SnowflakeModule } from 'nestjs-snowflake';
+import { BigIntSerializerInterceptor, SnowflakeExceptionFilter, SnowflakeModule } from 'nestjs-snowflake';
 import { safeIntegerDriver } from 'nestjs-snowflake/typeorm';
-import { SnowflakeErrorFilter } from './common/snowflake-error.filter.js';
 import { DATABASE_CONFIG, SampleConfigModule } from './config/sample-config.module.js';
 import { redisLeaseOptions, type DatabaseConfig } from './config/sample.config.js';
 import { HealthModule } from './health/health.module.js';
@@ -34,7 +33,8 @@ import { UsersModule } from './users/users.module.js';
   providers: [
     // Bigints in response bodies (IDs) become decimal strings; JSON.stringify would throw on them.
     { provide: APP_INTERCEPTOR, useClass: BigIntSerializerInterceptor },
-    { provide: APP_FILTER, useClass: SnowflakeErrorFilter },
+    // The library's typed errors: a malformed ID answers 400, an ID that cannot be issued right now 503.
+    { provide: APP_FILTER, useClass: SnowflakeExceptionFilter },
   ],
 })
 export class AppModule {}

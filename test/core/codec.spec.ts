@@ -224,6 +224,20 @@ describe('malformed input to decode', () => {
     expect(() => twitter.decode(input as string)).toThrow(InvalidSnowflakeError);
   });
 
+  it.each([
+    ['letters', '12ab', /digits only/],
+    ['a 20-digit string', '99999999999999999999', /wider than the layout's 63 bits/],
+    ['26 digits', '99999999999999999999999999', /wider than the layout's 63 bits/],
+    ['a megabyte of digits', '9'.repeat(1_000_000), /wider than the layout's 63 bits/],
+  ])('says why it rejects %s', (_name, input, reason) => {
+    expect(() => twitter.decode(input)).toThrow(reason);
+  });
+
+  it('reads leading zeros as the number they pad', () => {
+    expect(twitter.decode(`${'0'.repeat(30)}42`).id).toBe(42n);
+    expect(twitter.decode('0').id).toBe(0n);
+  });
+
   it('rejects IDs wider than the layout, keeping the input on the error', () => {
     const tooWide = 2n ** 53n;
     let caught: unknown;

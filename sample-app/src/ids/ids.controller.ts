@@ -1,5 +1,5 @@
 import { Controller, Get, Param } from '@nestjs/common';
-import { IdService, type SnowflakeParts } from 'nestjs-snowflake';
+import { IdService, ParseSnowflakeIdPipe, type SnowflakeParts } from 'nestjs-snowflake';
 
 /** Issues and decodes IDs. Bigints reach JSON as decimal strings (BigIntSerializerInterceptor, in app.module.ts). */
 @Controller('ids')
@@ -17,7 +17,7 @@ export class IdsController {
 
   /** The parts of any ID: when, which datacenter and worker, which sequence. 400 on malformed input. */
   @Get(':id')
-  decode(@Param('id') id: string): SnowflakeParts {
+  decode(@Param('id', ParseSnowflakeIdPipe) id: bigint): SnowflakeParts {
     return this.ids.decode(id);
   }
 }

@@ -1,6 +1,5 @@
 import { BadRequestException, Body, Controller, Get, Param, Post, Query } from '@nestjs/common';
-import { IdService } from 'nestjs-snowflake';
-import { ParseSnowflakeIdPipe } from '../common/snowflake-id.pipe.js';
+import { IdService, ParseSnowflakeIdPipe } from 'nestjs-snowflake';
 import type { Order } from './order.entity.js';
 import type { User } from './user.entity.js';
 import { UsersService, type NewOrder, type NewUser } from './users.service.js';
