@@ -175,11 +175,19 @@ async function wideCost(repeats, log) {
     rounds.push({ nowNs, nextNs, ratio: nextNs / nowNs });
     log(`  round ${round + 1}/${repeats}: Date.now() ${nowNs.toFixed(1)} ns, next() ${nextNs.toFixed(1)} ns`);
   }
+  const nowNs = median(rounds.map((r) => r.nowNs));
+  const nextNs = median(rounds.map((r) => r.nextNs));
+  const ratios = rounds.map((r) => r.ratio);
   return {
     layout,
-    nowNs: median(rounds.map((r) => r.nowNs)),
-    nextNs: median(rounds.map((r) => r.nextNs)),
-    ratio: median(rounds.map((r) => r.ratio)),
+    nowNs,
+    nextNs,
+    // Two estimates that differ when the machine's speed shifts between rounds: each round's own ratio (robust to
+    // the shift) and the ratio of the two medians. The target is checked against the larger.
+    pairedRatio: median(ratios),
+    mediansRatio: nextNs / nowNs,
+    minRatio: Math.min(...ratios),
+    maxRatio: Math.max(...ratios),
   };
 }
 
@@ -235,17 +243,20 @@ export default {
     );
 
     const w = wide.layout;
+    const times = (x) => `${x.toFixed(2)}×`;
     const costTable = markdownTable(
-      ['call', 'ns per call (median)', 'ratio to `Date.now()`'],
+      ['call', 'ns per call (median)', 'ratio of the medians', "rounds' ratios: median (range)"],
       [
-        ['`Date.now()`', wide.nowNs.toFixed(1), '1.00×'],
+        ['`Date.now()`', wide.nowNs.toFixed(1), '1.00×', '1.00×'],
         [
           `\`next()\`, ${w.timestampBits}/${w.datacenterBits}/${w.workerBits}/${w.sequenceBits} bits`,
           wide.nextNs.toFixed(1),
-          `${wide.ratio.toFixed(2)}×`,
+          times(wide.mediansRatio),
+          `${times(wide.pairedRatio)} (${times(wide.minRatio)} to ${times(wide.maxRatio)})`,
         ],
       ],
     );
+    const wideRatio = Math.max(wide.mediansRatio, wide.pairedRatio);
 
     const rateOf = (i) => rates[i].median / list[i].cap;
     const oursClean = [0, 1, 2].every((i) => checks[i].duplicates === 0 && checks[i].increasing);
@@ -264,9 +275,9 @@ export default {
       },
       {
         name: '`next()` on the wide layout, cost against `Date.now()`',
-        measured: `${wide.ratio.toFixed(2)}×`,
+        measured: `${wideRatio.toFixed(2)}× (the larger estimate)`,
         goal: `≤ ${TARGET_WIDE_RATIO.toFixed(2)}×`,
-        pass: wide.ratio <= TARGET_WIDE_RATIO,
+        pass: wideRatio <= TARGET_WIDE_RATIO,
       },
       {
         name: 'nestjs-snowflake: no duplicate, strictly increasing',
@@ -281,9 +292,9 @@ export default {
         `IDs per second: median of ${repeats} windows of ${windowMs} ms, one generator at a time, in one process. ` +
           'The cap is what the layout allows one worker (2^sequence IDs per ms); no correct generator exceeds it.',
         throughputTable,
-        `Cost of one call, timed by mitata (median of ${wideRounds} runs, alternating which goes first; the ratio is the ` +
-          `median of the runs' ratios), on a layout whose cap does not bind ` +
-          `(${formatInt(capOf(w))} IDs/s):`,
+        `Cost of one call, timed by mitata in ${wideRounds} rounds of one run each, alternating which goes first, ` +
+          `on a layout whose cap does not bind (${formatInt(capOf(w))} IDs/s). The ratio is given two ways, which ` +
+          "differ when the machine's speed shifts between rounds; the target is checked against the larger:",
         costTable,
       ],
       targets,

@@ -4,7 +4,8 @@
  *   npm run bench                 all benchmarks
  *   npm run bench -- ids          only those whose name contains "ids"
  *
- * BENCH_WINDOW_MS, BENCH_REPEATS and BENCH_SAMPLE shorten a run while working on a benchmark.
+ * BENCH_WINDOW_MS, BENCH_REPEATS and BENCH_SAMPLE shorten a run while working on a benchmark; BENCH_TYPEORM_GC=full
+ * runs a full garbage collection before each TypeORM write instead of a minor one (see typeorm.bench.js).
  */
 import os from 'node:os';
 import { markdownTable, settings } from './harness.js';

@@ -50,7 +50,7 @@ export function parseId(input: unknown, layout: Layout): bigint {
     }
     const digits = input.replace(LEADING_ZEROS, '');
     if (digits.length > MAX_DIGITS) throw new InvalidSnowflakeError(input, wider(layout));
-    id = BigInt(input);
+    id = BigInt(digits);
   } else if (typeof input === 'number') {
     if (!Number.isInteger(input)) {
       throw new InvalidSnowflakeError(input, 'expected an integer.');

@@ -1,4 +1,4 @@
-import { Catch, HttpException, HttpStatus, type ArgumentsHost } from '@nestjs/common';
+import { Catch, HttpException, HttpStatus, Logger, type ArgumentsHost } from '@nestjs/common';
 import { BaseExceptionFilter } from '@nestjs/core';
 import {
   ClockMovedBackError,
@@ -19,13 +19,17 @@ const TEMPORARY = [
 ];
 
 /**
- * Answers the library's typed errors over HTTP with the status that tells clients what happened: a malformed ID is
- * the client's mistake (400); an ID that cannot be issued right now is a temporary outage (503 with `Retry-After`),
- * which load balancers and clients retry. Any other `SnowflakeError` (a misconfiguration, a driver that rounds IDs)
- * goes to Nest's own handling: 500 "Internal server error", logged, its details kept from the client.
+ * Answers the library's typed errors over HTTP with the status that tells clients what happened:
+ * - `InvalidSnowflakeError` (a malformed ID) is the client's mistake: 400 with the reason.
+ * - An ID that cannot be issued right now is a temporary outage: 503 with `Retry-After`, which load balancers and
+ *   clients retry. The body names the error class but not its message, which speaks of the deployment (Redis
+ *   addresses, options); the message goes to the log as a warning.
+ * - Any other `SnowflakeError` (a misconfiguration, a driver that rounds IDs) goes to Nest's own handling: 500
+ *   "Internal server error", logged.
  *
  * Register it app-wide with `{ provide: APP_FILTER, useClass: SnowflakeExceptionFilter }` or
- * `app.useGlobalFilters(new SnowflakeExceptionFilter(app.getHttpAdapter()))`. HTTP only.
+ * `app.useGlobalFilters(new SnowflakeExceptionFilter(app.getHttpAdapter()))`. HTTP only, like Nest's
+ * `BaseExceptionFilter` it extends.
  *
  * @publicApi
  */
@@ -34,20 +38,24 @@ export class SnowflakeExceptionFilter extends BaseExceptionFilter<SnowflakeError
   /** Seconds a client should wait before retrying after a 503. */
   static readonly retryAfterSeconds = 1;
 
-  override catch(error: SnowflakeError, host: ArgumentsHost): void {
-    const status = statusOf(error);
-    if (status === undefined) return super.catch(error, host);
-    if (status === HttpStatus.SERVICE_UNAVAILABLE) {
-      const adapter = this.applicationRef ?? this.httpAdapterHost?.httpAdapter;
-      adapter?.setHeader(host.getArgByIndex(1), 'Retry-After', String(SnowflakeExceptionFilter.retryAfterSeconds));
-    }
-    const body = { statusCode: status, error: error.name, message: error.message };
-    super.catch(new HttpException(body, status, { cause: error }), host);
-  }
-}
+  private readonly logger = new Logger('Snowflake');
 
-function statusOf(error: SnowflakeError): HttpStatus | undefined {
-  if (error instanceof InvalidSnowflakeError) return HttpStatus.BAD_REQUEST;
-  if (TEMPORARY.some((type) => error instanceof type)) return HttpStatus.SERVICE_UNAVAILABLE;
-  return undefined;
+  override catch(error: SnowflakeError, host: ArgumentsHost): void {
+    if (error instanceof InvalidSnowflakeError) {
+      const body = { statusCode: HttpStatus.BAD_REQUEST, error: error.name, message: error.message };
+      return super.catch(new HttpException(body, HttpStatus.BAD_REQUEST, { cause: error }), host);
+    }
+    if (!TEMPORARY.some((type) => error instanceof type)) return super.catch(error, host);
+
+    this.logger.warn(`Answered 503: ${error.name}: ${error.message}`);
+    const adapter = this.applicationRef ?? this.httpAdapterHost?.httpAdapter;
+    const response: unknown = host.getArgByIndex(1);
+    // Once a handler has started the response, headers can no longer be set; super.catch() then ends it.
+    if (adapter && !adapter.isHeadersSent(response)) {
+      adapter.setHeader(response, 'Retry-After', String(SnowflakeExceptionFilter.retryAfterSeconds));
+    }
+    const status = HttpStatus.SERVICE_UNAVAILABLE;
+    const message = `No ID can be issued right now; retry in ${SnowflakeExceptionFilter.retryAfterSeconds} s.`;
+    super.catch(new HttpException({ statusCode: status, error: error.name, message }, status, { cause: error }), host);
+  }
 }

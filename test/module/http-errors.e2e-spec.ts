@@ -1,15 +1,25 @@
 import 'reflect-metadata';
-import { Controller, Get, Module, Param, Query, type INestApplication, type LoggerService } from '@nestjs/common';
+import { Controller, Get, Module, Param, Query, Res, type INestApplication, type LoggerService } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
 import type { Server } from 'node:http';
 import request from 'supertest';
-import { BatchTooLargeError, SequenceExhaustedError, WorkerUnavailableError } from '../../lib/core/errors.js';
+import {
+  BatchTooLargeError,
+  ClockMovedBackError,
+  SequenceExhaustedError,
+  WorkerUnavailableError,
+} from '../../lib/core/errors.js';
 import { ParseSnowflakeIdPipe } from '../../lib/http/parse-snowflake-id.pipe.js';
 import { SnowflakeExceptionFilter } from '../../lib/http/snowflake-exception.filter.js';
-import { RedisUnavailableError } from '../../lib/lease/lease.errors.js';
+import { LeaseExhaustedError, RedisUnavailableError } from '../../lib/lease/lease.errors.js';
 import { IdService } from '../../lib/module/id.service.js';
 import { SnowflakeModule } from '../../lib/module/snowflake.module.js';
+
+/** The part of Express's response the streaming route uses. */
+interface StreamingResponse {
+  status(code: number): { write(chunk: string): void };
+}
 
 /** What the handlers received, to prove a malformed ID never reaches one. */
 const received: unknown[] = [];
@@ -34,10 +44,21 @@ class ItemsController {
       case 'exhausted':
         throw new SequenceExhaustedError(3, 10);
       case 'redis':
-        throw new RedisUnavailableError('default', 5, 'connect ECONNREFUSED 127.0.0.1:1');
+        throw new RedisUnavailableError('default', 5, 'connect ECONNREFUSED 10.1.2.3:6379');
+      case 'clock':
+        throw new ClockMovedBackError(5000, 1000);
+      case 'leases':
+        throw new LeaseExhaustedError('orders', 1024, 1024);
       default:
         throw new BatchTooLargeError(1_000_000, 40_960, 10);
     }
+  }
+
+  /** Starts the response itself, then fails: the filter must not try to set headers any more. */
+  @Get('streaming')
+  streaming(@Res() response: StreamingResponse) {
+    response.status(200).write('partial');
+    throw new WorkerUnavailableError('fenced', 'The lease lapsed; re-claiming.');
   }
 
   @Get(':id')
@@ -47,10 +68,14 @@ class ItemsController {
   }
 }
 
-async function createApp(register: 'provider' | 'global', errors: string[]): Promise<INestApplication> {
+async function createApp(
+  register: 'provider' | 'global',
+  errors: string[],
+  warnings: string[],
+): Promise<INestApplication> {
   const logger: LoggerService = {
     log() {},
-    warn() {},
+    warn: (message: unknown) => void warnings.push(String(message)),
     debug() {},
     verbose() {},
     error: (message: unknown) => void errors.push(message instanceof Error ? message.message : String(message)),
@@ -73,7 +98,6 @@ async function createApp(register: 'provider' | 'global', errors: string[]): Pro
 describe('ParseSnowflakeIdPipe', () => {
   let app: INestApplication;
   let server: Server;
-  const errors: string[] = [];
 
   beforeAll(async () => {
     // No filter: the pipe's 400 stands on its own.
@@ -108,7 +132,6 @@ describe('ParseSnowflakeIdPipe', () => {
     expect(message).toMatch(/^id: Invalid snowflake ID/);
     expect(message).toMatch(reason);
     expect(received.length).toBe(before);
-    expect(errors).toEqual([]);
   });
 
   it('parses query values too, and a missing one is a 400 rather than undefined', async () => {
@@ -126,9 +149,10 @@ describe.each(['provider', 'global'] as const)('SnowflakeExceptionFilter registe
   let app: INestApplication;
   let server: Server;
   const errors: string[] = [];
+  const warnings: string[] = [];
 
   beforeAll(async () => {
-    app = await createApp(register, errors);
+    app = await createApp(register, errors, warnings);
     server = app.getHttpServer() as Server;
   });
   afterAll(() => app.close());
@@ -147,10 +171,34 @@ describe.each(['provider', 'global'] as const)('SnowflakeExceptionFilter registe
     ['fenced', 'WorkerUnavailableError'],
     ['exhausted', 'SequenceExhaustedError'],
     ['redis', 'RedisUnavailableError'],
-  ])('answers a temporary outage (%s) with 503 and Retry-After', async (kind, name) => {
+    ['clock', 'ClockMovedBackError'],
+    ['leases', 'LeaseExhaustedError'],
+  ])('answers a temporary outage (%s) with 503 and Retry-After, its details in the log only', async (kind, name) => {
+    warnings.length = 0;
     const response = await request(server).get(`/items/throws/${kind}`).expect(503);
-    expect(response.body).toMatchObject({ statusCode: 503, error: name });
+    expect(response.body).toEqual({
+      statusCode: 503,
+      error: name,
+      message: 'No ID can be issued right now; retry in 1 s.',
+    });
     expect(response.headers['retry-after']).toBe('1');
+    expect(warnings).toEqual([expect.stringContaining(`Answered 503: ${name}: `)]);
+  });
+
+  it('keeps Redis addresses and option names out of the 503 body', async () => {
+    warnings.length = 0;
+    const response = await request(server).get('/items/throws/redis').expect(503);
+    expect(response.text).not.toContain('10.1.2.3');
+    expect(warnings.join('\n')).toContain('10.1.2.3:6379');
+  });
+
+  it('ends a response the handler already started instead of failing on its headers', async () => {
+    errors.length = 0;
+    const response = await request(server).get('/items/streaming');
+    expect(response.status).toBe(200);
+    expect(response.text).toBe('partial');
+    expect(response.headers['retry-after']).toBeUndefined();
+    expect(errors.join('\n')).not.toMatch(/ERR_HTTP_HEADERS_SENT|Cannot set headers/);
   });
 
   it('leaves any other SnowflakeError to Nest: 500, logged, its details kept from the client', async () => {
