@@ -27,7 +27,7 @@ export { ParseSnowflakeIdPipe } from './http/parse-snowflake-id.pipe.js';
 export { SnowflakeExceptionFilter } from './http/snowflake-exception.filter.js';
 export { bigintsToStrings, snowflakeJsonReplacer } from './json/bigint-json.js';
 export { BigIntSerializerInterceptor } from './json/bigint-serializer.interceptor.js';
-export { LeaseExhaustedError, RedisUnavailableError } from './lease/lease.errors.js';
+export { LeaseConfigMismatchError, LeaseExhaustedError, RedisUnavailableError } from './lease/lease.errors.js';
 export type { RedisClientLike, RedisLeaseOptions } from './lease/lease.options.js';
 export { IdService, type SnowflakeStatus } from './module/id.service.js';
 export { SnowflakeModule } from './module/snowflake.module.js';

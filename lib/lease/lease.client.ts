@@ -46,6 +46,10 @@ export class LeaseClient {
   /** Resolves once connected, or after `timeoutMs` (the next command then reports the failure). */
   async whenConnected(timeoutMs: number): Promise<void> {
     if (this.client.status === 'ready') return;
+    // A client made with `lazyConnect` waits for a first command; the lease connects it rather than sit out the timeout.
+    if (this.client.status === 'wait' && this.client.connect !== undefined) {
+      this.client.connect().catch(() => undefined);
+    }
     await new Promise<void>((resolve) => {
       const timer = setTimeout(done, timeoutMs);
       this.client.once('ready', done);
@@ -56,9 +60,13 @@ export class LeaseClient {
     });
   }
 
-  /** Runs a lease script, rejecting after the time limit. */
+  /**
+   * Runs a lease script, rejecting after the time limit. Only on a ready connection: a client with an offline queue
+   * (the default of a client the app passes in) would otherwise run a timed-out claim when Redis returns, taking an
+   * ID for a TTL under a token nobody holds.
+   */
   run(script: ScriptName, keys: string[], args: (string | number)[]): Promise<unknown[]> {
-    if (this.owned && this.client.status !== 'ready') {
+    if (this.client.status !== 'ready') {
       return Promise.reject(new Error(`not connected to Redis (connection ${this.client.status})`));
     }
     const command = (this.client as unknown as Record<string, (...a: (string | number)[]) => Promise<unknown[]>>)[

@@ -26,6 +26,31 @@ export class LeaseExhaustedError extends SnowflakeError {
 }
 
 /**
+ * The namespace is in use by instances with another layout or lease TTL. Every instance of a namespace must share
+ * both: a reused worker ID's floor only covers IDs of the same layout, and after a Redis data loss the namespace
+ * settles for one TTL, which must outlast every holder's.
+ *
+ * @publicApi
+ */
+export class LeaseConfigMismatchError extends SnowflakeError {
+  constructor(
+    readonly namespace: string,
+    /** The configuration the namespace's live holders run with. */
+    readonly recorded: string,
+    /** This instance's configuration. */
+    readonly given: string,
+    readonly liveLeases: number,
+  ) {
+    super(
+      `Namespace "${namespace}" is in use (${liveLeases} live leases) with ${recorded}, but this instance has ` +
+        `${given}. Every instance of a namespace must use the same layout and \`redis.ttlMs\`: use the same values, ` +
+        'or give this deployment its own `redis.namespace`. A namespace takes a new configuration once no lease ' +
+        'in it is live (every instance stopped).',
+    );
+  }
+}
+
+/**
  * Redis could not be reached (or did not answer in time) while claiming a worker ID at bootstrap.
  *
  * @publicApi

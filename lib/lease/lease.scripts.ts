@@ -5,8 +5,9 @@
  * - ceilings and notes are the holder's own ID-time milliseconds, the frame the IDs carry, so a new holder
  *   compares its own timestamps with them however skewed the machines' clocks are.
  *
- * Keys: `meta` (hash: marker, created, settleMs, server), `cursor` (the next never-used ID), `expiry` (sorted set
- * ID → lease expiry), and one hash per ID at `<recordPrefix><id>` (token, ceiling, floor, claimed, host, pid).
+ * Keys: `meta` (hash: marker, created, settleMs, server, config), `cursor` (the next never-used ID), `expiry` (sorted
+ * set ID → lease expiry), and one hash per ID at `<recordPrefix><id>` (token, ceiling, noted, floor, claimed, host,
+ * pid).
  */
 
 /**
@@ -19,13 +20,19 @@ const PRELUDE = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local server = string.match(redis.call('INFO', 'server'), 'run_id:(%w+)')
-local function ensure_marker(meta, candidate, settle_ms)
+local function ensure_marker(meta, candidate, settle_ms, config)
   local marker = redis.call('HGET', meta, 'marker')
   if not marker or redis.call('HGET', meta, 'server') ~= server then
     marker = candidate
-    redis.call('HSET', meta, 'marker', marker, 'created', now, 'settleMs', settle_ms, 'server', server)
+    redis.call('HSET', meta, 'marker', marker, 'created', now, 'settleMs', settle_ms, 'server', server, 'config', config)
   end
   return marker
+end
+-- The lowest timestamp a new holder of a record must stay above: its ceiling, or a lost holder's note if higher.
+local function floor_of(key)
+  local ceiling = tonumber(redis.call('HGET', key, 'ceiling') or '-1')
+  local noted = tonumber(redis.call('HGET', key, 'noted') or '-1')
+  return math.max(ceiling, noted)
 end
 `;
 
@@ -34,19 +41,33 @@ end
  * (`ZRANGEBYSCORE … LIMIT`, O(log N)), else reports exhaustion. Claims wait while the namespace settles after its
  * marker was (re)created, so that holders from before a Redis data loss have stopped first.
  *
+ * The namespace records the configuration its holders run with (layout and TTL). A claim with another one is
+ * refused while any lease is live: settling lasts the TTL of whoever recreates the marker, so a holder with a longer
+ * TTL could still be issuing when it ends, and a reused ID under another layout would not be covered by its floor.
+ *
  * KEYS[1] meta, KEYS[2] cursor, KEYS[3] expiry
  * ARGV[1] record key prefix, ARGV[2] token, ARGV[3] ttl ms, ARGV[4] ID count, ARGV[5] holder clock ms,
- * ARGV[6] host, ARGV[7] pid, ARGV[8] excluded IDs (comma-separated, may be empty)
+ * ARGV[6] host, ARGV[7] pid, ARGV[8] excluded IDs (comma-separated, may be empty), ARGV[9] configuration
  *
  * Reply: {'ok', id, floor (previous ceiling, or -1), server ms, marker, expiry}
  *      | {'settling', wait ms, server ms} | {'exhausted', held count, server ms}
+ *      | {'mismatch', the namespace's configuration, live leases, server ms}
  */
 export const CLAIM_SCRIPT = `${PRELUDE}
 local prefix, token, ttl, count = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
 local holder_now = tonumber(ARGV[5])
 local excluded = {}
 for id in string.gmatch(ARGV[8], '[^,]+') do excluded[id] = true end
-local marker = ensure_marker(KEYS[1], token, ttl)
+local config = ARGV[9]
+local marker = ensure_marker(KEYS[1], token, ttl, config)
+
+local recorded = redis.call('HGET', KEYS[1], 'config')
+if recorded ~= config then
+  local live = redis.call('ZCOUNT', KEYS[3], '(' .. now, '+inf')
+  if recorded and live > 0 then return {'mismatch', recorded, live, now} end
+  -- No live holder: the namespace takes this configuration from now on.
+  redis.call('HSET', KEYS[1], 'config', config)
+end
 
 -- While the namespace settles no ID is handed out: not a never-used one, nor an expired one whose record may be
 -- stale. By the end of it, every holder from before a data loss has seen its lease lost or fenced itself.
@@ -58,13 +79,23 @@ end
 local id = nil
 local floor = -1
 local cursor = tonumber(redis.call('GET', KEYS[2]) or '0')
-if cursor < count then
-  id = tostring(cursor)
-  redis.call('SET', KEYS[2], cursor + 1)
-  -- After a data loss the cursor starts again, but a lost holder's note may already sit on the record.
-  local noted = redis.call('HGET', prefix .. id, 'ceiling')
-  if noted then floor = tonumber(noted) end
-else
+-- A never-used ID has no live lease; one that has (the cursor key was evicted, against the documented
+-- noeviction policy) is passed over, a few at a time, rather than handed to a second owner.
+local skips = 0
+while id == nil and cursor < count and skips < 16 do
+  local candidate = tostring(cursor)
+  cursor = cursor + 1
+  local expiry_of = redis.call('ZSCORE', KEYS[3], candidate)
+  if expiry_of and tonumber(expiry_of) > now then
+    skips = skips + 1
+  else
+    id = candidate
+    -- After a data loss the cursor starts again, but a lost holder's note may already sit on the record.
+    if redis.call('EXISTS', prefix .. id) == 1 then floor = floor_of(prefix .. id) end
+  end
+end
+redis.call('SET', KEYS[2], cursor)
+if id == nil then
   local offset = 0
   while id == nil do
     local found = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now, 'LIMIT', offset, 8)
@@ -77,8 +108,7 @@ else
   if id == nil then
     return {'exhausted', redis.call('ZCOUNT', KEYS[3], '(' .. now, '+inf'), now}
   end
-  local previous = redis.call('HGET', prefix .. id, 'ceiling')
-  if previous then floor = tonumber(previous) end
+  if redis.call('EXISTS', prefix .. id) == 1 then floor = floor_of(prefix .. id) end
 end
 
 local key = prefix .. id
@@ -94,13 +124,14 @@ return {'ok', tonumber(id), floor, now, marker, expiry}
  * one the holder claimed under (a new marker means Redis may have lost writes).
  *
  * KEYS[1] meta, KEYS[2] expiry
- * ARGV[1] record key, ARGV[2] id, ARGV[3] token, ARGV[4] ttl ms, ARGV[5] new ceiling (holder ms), ARGV[6] marker
+ * ARGV[1] record key, ARGV[2] id, ARGV[3] token, ARGV[4] ttl ms, ARGV[5] new ceiling (holder ms), ARGV[6] marker,
+ * ARGV[7] configuration (recorded if this renewal is the first to see a new marker)
  *
  * Reply: {'ok', server ms, expiry} | {'lost', reason, server ms}
  */
 export const RENEW_SCRIPT = `${PRELUDE}
 local key, id, token, ttl = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
-local marker = ensure_marker(KEYS[1], token, ttl)
+local marker = ensure_marker(KEYS[1], token, ttl, ARGV[7])
 if marker ~= ARGV[6] then return {'lost', 'marker', now} end
 local owner = redis.call('HGET', key, 'token')
 if owner ~= token then return {'lost', owner and 'taken' or 'missing', now} end
@@ -113,7 +144,8 @@ return {'ok', now, expiry}
 
 /**
  * Gives a lease back: records the holder's exact last issued timestamp as the ceiling, so the next holder may
- * start right after it, and marks the ID expired now.
+ * start right after it, and marks the ID expired now. A note a lost holder left (`noted`) stays: the next holder's
+ * floor is the higher of the two.
  *
  * KEYS[1] expiry
  * ARGV[1] record key, ARGV[2] id, ARGV[3] token, ARGV[4] last issued timestamp (holder ms)
@@ -130,8 +162,8 @@ return {'released', now}
 `;
 
 /**
- * Leaves a note of a lost holder's last issued timestamp on the record (raising the ceiling, never lowering it),
- * so that whoever holds the ID next starts above it. A record that vanished with Redis's data is recreated as an
+ * Leaves a note of a lost holder's last issued timestamp on the record (raising the ceiling and `noted`, never
+ * lowering them), so that whoever holds the ID next starts above it. A record that vanished with Redis's data is recreated as an
  * expired lease carrying the note.
  *
  * KEYS[1] expiry
@@ -142,7 +174,10 @@ return {'released', now}
 export const NOTE_SCRIPT = `${PRELUDE}
 local key, id, last = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local ceiling = tonumber(redis.call('HGET', key, 'ceiling') or '-1')
+local noted = tonumber(redis.call('HGET', key, 'noted') or '-1')
 if last > ceiling then redis.call('HSET', key, 'ceiling', last) end
+-- Kept apart from the ceiling, which the current holder's release lowers to its own last timestamp.
+if last > noted then redis.call('HSET', key, 'noted', last) end
 if redis.call('ZSCORE', KEYS[1], id) == false then redis.call('ZADD', KEYS[1], now, id) end
 return {'noted', now}
 `;

@@ -20,6 +20,12 @@ export interface LeaseSettings {
   waitForReplicasTimeoutMs: number;
   /** How many IDs the lease hands out: worker IDs, or datacenter and worker IDs together. */
   idCount: number;
+  /**
+   * What every holder of the namespace must share, recorded in Redis: the layout (a reused ID's floor only covers
+   * IDs of the same layout) and the TTL (settling after a data loss lasts one TTL, which must outlast every
+   * holder's fence).
+   */
+  config: string;
 }
 
 const NAMESPACE = /^[A-Za-z0-9_.:-]{1,100}$/;
@@ -105,7 +111,17 @@ export function resolveLeaseSettings(options: RedisLeaseOptions, layout: Layout)
     waitForReplicas: nonNegative('redis.waitForReplicas', options.waitForReplicas, 0),
     waitForReplicasTimeoutMs: positive('redis.waitForReplicasTimeoutMs', options.waitForReplicasTimeoutMs, 500),
     idCount: 2 ** idBits,
+    config: leaseConfig(layout, ttlMs),
   };
+}
+
+/** The namespace configuration string, readable in error messages and in Redis (`HGET …:meta config`). @internal */
+export function leaseConfig(layout: Layout, ttlMs: number): string {
+  const { timestampBits, datacenterBits, workerBits, sequenceBits, timeUnitMs, epoch } = layout;
+  return (
+    `ttlMs=${ttlMs} layout=${timestampBits}/${datacenterBits}/${workerBits}/${sequenceBits} ` +
+    `unit=${timeUnitMs}ms epoch=${epoch}`
+  );
 }
 
 function positive(option: string, value: unknown, fallback: number): number {

@@ -5,7 +5,7 @@ import { WorkerUnavailableError } from '../core/errors.js';
 import type { IssuePermit } from '../core/permit.js';
 import type { LeaseStatus, WorkerAssignment, WorkerIdSource, WorkerSourceContext } from '../worker/worker-source.js';
 import { LeaseClient } from './lease.client.js';
-import { LeaseExhaustedError, RedisUnavailableError } from './lease.errors.js';
+import { LeaseConfigMismatchError, LeaseExhaustedError, RedisUnavailableError } from './lease.errors.js';
 import { leaseKeys, type LeaseKeys } from './lease.keys.js';
 import type { LeaseSettings } from './lease.settings.js';
 
@@ -29,7 +29,8 @@ interface HeldLease {
 type ClaimReply =
   | { kind: 'ok'; id: number; floorMs: number; serverMs: number; marker: string; expiry: number }
   | { kind: 'settling'; waitMs: number }
-  | { kind: 'exhausted'; held: number };
+  | { kind: 'exhausted'; held: number }
+  | { kind: 'mismatch'; recorded: string; live: number };
 
 /**
  * How a lease was given back: released by its token, or, when the record was no longer ours, left with a note of
@@ -64,6 +65,8 @@ export class RedisWorkerSource implements WorkerIdSource {
   /** Lease operations run one at a time, in order. */
   private queue: Promise<unknown> = Promise.resolve();
   private readyWaiters: { resolve: () => void; reject: (error: Error) => void }[] = [];
+  /** Pending back-off sleeps: shutdown ends them at once, so that no timer of the lease outlives the app. */
+  private readonly sleeps = new Set<{ timer: NodeJS.Timeout; resolve: () => void }>();
   private readonly permit: IssuePermit = {
     ceiling: () => this.currentCeiling(),
     ceilingReached: () => this.renewEarly(),
@@ -101,6 +104,11 @@ export class RedisWorkerSource implements WorkerIdSource {
     if (this.stopped) return;
     this.stopped = true;
     clearTimeout(this.renewTimer);
+    for (const pending of this.sleeps) {
+      clearTimeout(pending.timer);
+      pending.resolve();
+    }
+    this.sleeps.clear();
     this.rejectWaiters(
       new WorkerUnavailableError('stopped', 'The worker ID was released: the application is shutting down.'),
     );
@@ -241,7 +249,8 @@ export class RedisWorkerSource implements WorkerIdSource {
   private async claim(excluded: number[], attempts: number): Promise<WorkerAssignment> {
     let failures = 0;
     let backoff = this.settings.retryBackoffMs;
-    const skip = [...excluded];
+    let skip = [...excluded];
+    let excludedDropped = false;
     for (;;) {
       if (this.stopped) throw new WorkerUnavailableError('stopped', 'The application is shutting down.');
       let reply: ClaimReply;
@@ -256,12 +265,27 @@ export class RedisWorkerSource implements WorkerIdSource {
         this.lastError = message(error);
         if (failures >= attempts) throw new RedisUnavailableError(this.settings.namespace, failures, this.lastError);
         this.context!.logger.warn(`Claiming a worker ID failed (${this.lastError}); retrying in ${backoff} ms`);
-        await sleep(backoff);
+        await this.sleep(backoff);
         backoff = Math.min(backoff * 2, this.settings.ttlMs / 4);
         continue;
       }
       if (reply.kind === 'exhausted') {
+        const passedOver = skip.filter((id) => !excluded.includes(id));
+        if (!excludedDropped && excluded.length > 0) {
+          excludedDropped = true;
+          // No other ID is free: take the one we switched away from back. Its record holds our exact last
+          // timestamp, so it waits (bounded by maxFloorWaitMs) for the clock to pass it, like any reused ID.
+          this.context!.logger.warn(
+            `No other worker ID of namespace "${this.settings.namespace}" is free; claiming worker ID ` +
+              `${excluded.join(', ')} again, above its last timestamp`,
+          );
+          skip = passedOver;
+          continue;
+        }
         throw new LeaseExhaustedError(this.settings.namespace, reply.held, this.settings.idCount, skip.length);
+      }
+      if (reply.kind === 'mismatch') {
+        throw new LeaseConfigMismatchError(this.settings.namespace, reply.recorded, this.settings.config, reply.live);
       }
       if (reply.kind === 'settling') {
         this.context!.logger.log(
@@ -269,7 +293,7 @@ export class RedisWorkerSource implements WorkerIdSource {
             'restarted, failed over or lost its data); ' +
             `waiting ${reply.waitMs} ms so that earlier holders have stopped`,
         );
-        await sleep(reply.waitMs + 5);
+        await this.sleep(reply.waitMs + 5);
         continue;
       }
       const lease = this.toLease(reply, token, holderNow, sentAt);
@@ -293,7 +317,7 @@ export class RedisWorkerSource implements WorkerIdSource {
           failures++;
           this.lastError = `only ${acked} of ${this.settings.waitForReplicas} replicas acknowledged the claim`;
           if (failures >= attempts) throw new RedisUnavailableError(this.settings.namespace, failures, this.lastError);
-          await sleep(backoff);
+          await this.sleep(backoff);
           continue;
         }
       }
@@ -331,6 +355,7 @@ export class RedisWorkerSource implements WorkerIdSource {
         hostname(),
         process.pid,
         excluded.join(','),
+        this.settings.config,
       ],
     );
     const status = String(reply[0]);
@@ -348,6 +373,7 @@ export class RedisWorkerSource implements WorkerIdSource {
     }
     if (status === 'settling') return { kind: 'settling', waitMs: Number(reply[1]) };
     if (status === 'exhausted') return { kind: 'exhausted', held: Number(reply[1]) };
+    if (status === 'mismatch') return { kind: 'mismatch', recorded: String(reply[1]), live: Number(reply[2]) };
     throw new Error(`unexpected claim reply ${JSON.stringify(reply)}`);
   }
 
@@ -390,7 +416,7 @@ export class RedisWorkerSource implements WorkerIdSource {
     for (;;) {
       const left = until - monotonicNow();
       if (left <= 0) return true;
-      await sleep(Math.min(left, this.settings.renewIntervalMs));
+      await this.sleep(Math.min(left, this.settings.renewIntervalMs));
       if (this.stopped) {
         await this.release(lease, lease.floorMs ?? -1).catch(() => undefined);
         throw new WorkerUnavailableError('stopped', 'The application is shutting down.');
@@ -405,11 +431,13 @@ export class RedisWorkerSource implements WorkerIdSource {
           return false;
         }
       } catch (error) {
-        // Not confirmed: the lease may lapse. Nothing was issued under it, so claiming afresh is safe.
+        // Not confirmed: the lease may lapse. Nothing was issued under it, so claiming afresh is safe; give it back
+        // if Redis answers, so that the ID is not held for a TTL under a token nobody uses.
         this.lastError = message(error);
         this.context!.logger.warn(
           `Renewing worker ID ${lease.workerId} while waiting for its floor failed (${this.lastError}); claiming again`,
         );
+        await this.release(lease, lease.floorMs ?? -1).catch(() => undefined);
         return false;
       }
     }
@@ -490,7 +518,15 @@ export class RedisWorkerSource implements WorkerIdSource {
     const reply = await this.client!.run(
       'renew',
       [this.keys.meta, this.keys.expiry],
-      [this.keys.recordPrefix + lease.id, lease.id, lease.token, this.settings.ttlMs, ceilingMs, lease.marker],
+      [
+        this.keys.recordPrefix + lease.id,
+        lease.id,
+        lease.token,
+        this.settings.ttlMs,
+        ceilingMs,
+        lease.marker,
+        this.settings.config,
+      ],
     );
     if (String(reply[0]) === 'lost') return { kind: 'lost', reason: String(reply[1]) };
     if (this.settings.waitForReplicas > 0) {
@@ -521,12 +557,24 @@ export class RedisWorkerSource implements WorkerIdSource {
     this.context!.logger.error(
       `Lease on worker ID ${lease.workerId} lost (${describeLoss(reason)}); stopped issuing under it and re-claiming`,
     );
-    try {
-      await this.note(lease, lastMs);
-    } catch (error) {
-      this.context!.logger.warn(
-        `Could not leave a note of the last timestamp on worker ID ${lease.workerId}: ${message(error)}`,
-      );
+    // The note comes before any new claim: the claim needs Redis as much as the note does, and without the note
+    // the ID's next holder would be bounded by clock synchronisation alone.
+    let backoff = this.settings.retryBackoffMs;
+    for (;;) {
+      try {
+        await this.note(lease, lastMs);
+        break;
+      } catch (error) {
+        if (this.stopped) return;
+        this.lastError = message(error);
+        this.context!.logger.warn(
+          `Could not leave a note of the last timestamp on worker ID ${lease.workerId} (${this.lastError}); ` +
+            `retrying in ${backoff} ms`,
+        );
+        await this.sleep(backoff);
+        if (this.stopped) return;
+        backoff = Math.min(backoff * 2, this.settings.renewIntervalMs);
+      }
     }
     await this.reclaim([], `re-claimed after losing worker ID ${lease.workerId}`);
   }
@@ -546,7 +594,7 @@ export class RedisWorkerSource implements WorkerIdSource {
       if (this.stopped) return;
       this.lastError = message(error);
       this.context!.logger.error(`Could not claim another worker ID: ${this.lastError}; retrying`);
-      await sleep(this.settings.ttlMs / 4);
+      await this.sleep(this.settings.ttlMs / 4);
       void this.enqueue(() => this.reclaim(excluded, why));
     }
   }
@@ -601,6 +649,21 @@ export class RedisWorkerSource implements WorkerIdSource {
     return epoch + ticks * timeUnitMs;
   }
 
+  /** A back-off that {@link stop} cuts short. */
+  private sleep(ms: number): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    return new Promise((resolve) => {
+      const pending = {
+        timer: setTimeout(() => {
+          this.sleeps.delete(pending);
+          resolve();
+        }, ms),
+        resolve,
+      };
+      this.sleeps.add(pending);
+    });
+  }
+
   private enqueue<T>(operation: () => Promise<T>): Promise<T> {
     const result = this.queue.then(operation);
     this.queue = result.catch(() => undefined);
@@ -635,8 +698,4 @@ function describeLoss(reason: string): string {
 
 function message(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

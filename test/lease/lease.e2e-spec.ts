@@ -5,6 +5,7 @@ import { Test, type TestingModule } from '@nestjs/testing';
 import { Redis } from 'ioredis';
 import {
   IdService,
+  LeaseConfigMismatchError,
   LeaseExhaustedError,
   RedisUnavailableError,
   SnowflakeModule,
@@ -230,6 +231,43 @@ describe('Redis worker-ID lease (real redis-server)', () => {
     expect(Number((await record(before)).ceiling)).toBe(ids.decode(last).timestamp);
   });
 
+  it('takes its own ID back when the clock steps back in a full namespace, above its last timestamp', async () => {
+    const layout = { ...LAYOUT, workerBits: 1 };
+    const clock = steppableClock();
+    const ids = await boot({ layout, clock, clockBackToleranceMs: 200 });
+    const other = await boot({ layout });
+    const before = ids.workerId;
+    const issued = await ids.nextBatchAsync(5000);
+    // 500 ms back: beyond the tolerance, within maxFloorWaitMs (2 s), and the namespace's other ID is held.
+    clock.step(-500);
+    expect(() => ids.next()).toThrow(WorkerUnavailableError);
+    const next = await ids.nextAsync();
+    expect(ids.workerId).toBe(before);
+    expect(ids.status().lease!.state).toBe('held');
+    expect(next).toBeGreaterThan(issued[issued.length - 1]);
+    const after = [next, ...(await ids.nextBatchAsync(5000))];
+    expect(new Set([...issued, ...after]).size).toBe(issued.length + after.length);
+    expect(other.workerId).not.toBe(before);
+  });
+
+  it('refuses to join a namespace whose live holders run another TTL or layout, and names both', async () => {
+    await boot();
+    const ttlError = await boot({}, { ttlMs: 2 * TTL }).catch((e: unknown) => e);
+    expect(ttlError).toBeInstanceOf(LeaseConfigMismatchError);
+    expect((ttlError as Error).message).toContain(`Namespace "${namespace}"`);
+    expect((ttlError as Error).message).toContain(`ttlMs=${TTL} `);
+    expect((ttlError as Error).message).toContain(`ttlMs=${2 * TTL} `);
+    const layoutError = await boot({ layout: { ...LAYOUT, sequenceBits: 11 } }).catch((e: unknown) => e);
+    expect(layoutError).toBeInstanceOf(LeaseConfigMismatchError);
+    expect((layoutError as Error).message).toContain('layout=41/0/3/11');
+
+    // Once no lease is live, the namespace takes the new configuration.
+    await Promise.all(modules.splice(0).map((m) => m.close()));
+    const changed = await boot({}, { ttlMs: 2 * TTL });
+    expect(changed.status().lease!.state).toBe('held');
+    expect(await admin.hget(`snowflake:{${namespace}:dc0}:meta`, 'config')).toContain(`ttlMs=${2 * TTL} `);
+  });
+
   it("waits for the clock to pass a reused ID's previous ceiling", async () => {
     const layout = { ...LAYOUT, workerBits: 1 };
     const first = await boot({ layout });
@@ -378,6 +416,29 @@ describe('Redis worker-ID lease (real redis-server)', () => {
     await modules.pop()!.close();
     await sleep(50);
     expect(await connections()).toBe(before);
+  });
+
+  it('connects a lazyConnect client it was given, instead of waiting out the connect timeout', async () => {
+    const client = new Redis(server.url, { lazyConnect: true });
+    try {
+      const started = Date.now();
+      const module = await Test.createTestingModule({
+        imports: [
+          SnowflakeModule.forRoot({
+            layout: LAYOUT,
+            redis: { client, namespace, ttlMs: TTL, connectTimeoutMs: 5000 },
+          }),
+        ],
+      }).compile();
+      modules.push(module);
+      await module.init();
+      expect(module.get(IdService).status().lease!.state).toBe('held');
+      // One TTL of first-use settling, but not the 5 s connect timeout on top of it.
+      expect(Date.now() - started).toBeLessThan(TTL + 3000);
+    } finally {
+      await Promise.all(modules.splice(0).map((m) => m.close()));
+      client.disconnect();
+    }
   });
 
   it('hands out datacenter and worker bits together with allocateDatacenter', async () => {

@@ -1,0 +1,142 @@
+import { Redis } from 'ioredis';
+import { CLAIM_SCRIPT, NOTE_SCRIPT, RELEASE_SCRIPT } from '../../lib/lease/lease.scripts.js';
+import { RedisServer } from '../support/redis-server.js';
+
+/**
+ * The lease scripts one call at a time against a real redis-server, for the cases the module's own flow reaches
+ * only through rare interleavings: a lost holder's note meeting the current holder's release, and a cursor that
+ * Redis forgot while leases were live.
+ */
+describe('lease scripts (real redis-server)', () => {
+  let server: RedisServer;
+  let redis: Redis;
+  let n = 0;
+  let tag: string;
+  const TTL = 1000;
+  const CONFIG = 'ttlMs=1000 layout=test';
+
+  const keys = () => ({
+    meta: `snowflake:{${tag}}:meta`,
+    cursor: `snowflake:{${tag}}:cursor`,
+    expiry: `snowflake:{${tag}}:expiry`,
+    prefix: `snowflake:{${tag}}:w:`,
+  });
+
+  async function claim(token: string, idCount: number, holderNow = Date.now()): Promise<unknown[]> {
+    const { meta, cursor, expiry, prefix } = keys();
+    return (await redis.eval(
+      CLAIM_SCRIPT,
+      3,
+      meta,
+      cursor,
+      expiry,
+      prefix,
+      token,
+      TTL,
+      idCount,
+      holderNow,
+      'test-host',
+      1,
+      '',
+      CONFIG,
+    )) as unknown[];
+  }
+
+  const release = async (id: number, token: string, lastMs: number) =>
+    redis.eval(RELEASE_SCRIPT, 1, keys().expiry, keys().prefix + id, id, token, lastMs);
+
+  const note = async (id: number, lastMs: number) =>
+    redis.eval(NOTE_SCRIPT, 1, keys().expiry, keys().prefix + id, id, lastMs);
+
+  /** A namespace past its first-use settling: the marker is backdated by one TTL. */
+  async function settledNamespace(): Promise<void> {
+    expect((await claim('first', 0))[0]).toBe('settling');
+    await redis.hset(keys().meta, 'created', Date.now() - 2 * TTL);
+  }
+
+  beforeAll(async () => {
+    server = await RedisServer.start();
+    redis = new Redis(server.url);
+  });
+
+  afterAll(async () => {
+    redis.disconnect();
+    await server.dispose();
+  });
+
+  beforeEach(async () => {
+    tag = `scripts${++n}`;
+    await settledNamespace();
+  });
+
+  it("keeps a lost holder's note when the current holder releases with a lower last timestamp", async () => {
+    const now = Date.now();
+    const [status, id] = await claim('current', 1);
+    expect([status, id]).toEqual(['ok', 0]);
+    // A holder that lost ID 0 while its clock ran 5 s ahead leaves a note of its last timestamp.
+    await note(0, now + 5000);
+    // The current holder releases with its own exact last timestamp, lower than the note.
+    expect((await release(0, 'current', now))[0]).toBe('released');
+    expect(Number(await redis.hget(keys().prefix + '0', 'ceiling'))).toBe(now);
+
+    // The next holder's floor is still the note, not the release's lower ceiling.
+    const [next, nextId, floor] = await claim('next', 1);
+    expect([next, nextId]).toEqual(['ok', 0]);
+    expect(floor).toBe(now + 5000);
+  });
+
+  it('passes over a never-used ID that already has a live lease (a cursor Redis forgot)', async () => {
+    expect((await claim('a', 4)).slice(0, 2)).toEqual(['ok', 0]);
+    expect((await claim('b', 4)).slice(0, 2)).toEqual(['ok', 1]);
+    await redis.del(keys().cursor);
+    const [status, id] = await claim('c', 4);
+    expect(status).toBe('ok');
+    expect(id).toBe(2);
+    expect(await redis.hget(keys().prefix + '0', 'token')).toBe('a');
+  });
+
+  it('refuses a claim under another configuration while a lease is live, and takes it once none is', async () => {
+    const now = Date.now();
+    expect((await claim('a', 4))[0]).toBe('ok');
+    const { meta, cursor, expiry, prefix } = keys();
+    const other = 'ttlMs=2000 layout=test';
+    const mismatch = (await redis.eval(
+      CLAIM_SCRIPT,
+      3,
+      meta,
+      cursor,
+      expiry,
+      prefix,
+      'b',
+      2000,
+      4,
+      now,
+      'h',
+      1,
+      '',
+      other,
+    )) as unknown[];
+    expect(mismatch.slice(0, 3)).toEqual(['mismatch', CONFIG, 1]);
+    expect(await redis.hget(meta, 'config')).toBe(CONFIG);
+
+    await release(0, 'a', now);
+    const taken = (await redis.eval(
+      CLAIM_SCRIPT,
+      3,
+      meta,
+      cursor,
+      expiry,
+      prefix,
+      'b',
+      2000,
+      4,
+      now,
+      'h',
+      1,
+      '',
+      other,
+    )) as unknown[];
+    expect(taken[0]).toBe('ok');
+    expect(await redis.hget(meta, 'config')).toBe(other);
+  });
+});
