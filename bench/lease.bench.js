@@ -13,6 +13,8 @@ import { startRedis } from './redis-process.js';
 import { median } from './harness.js';
 
 const CLAIMS = 2000;
+/** Requests outstanding at once against the round-trip generator: serial, and as a busy service would pipeline them. */
+const IN_FLIGHT = [1, 16, 64];
 const BOOTS = 15;
 
 function percentile(values, p) {
@@ -42,12 +44,17 @@ async function seedNamespace(redis, ns, held, free) {
   return base;
 }
 
-/** Claim latency: claim the oldest expired ID, give it back, repeat. Each claim is one EVALSHA round trip. */
+/**
+ * Claim latency: claim the oldest expired ID, give it back, repeat. Each claim is one EVALSHA round trip. The cursor
+ * stands at the end of the ID space, as in a namespace that has handed out every ID once, so every claim takes the
+ * sorted-set path (the oldest expired lease) rather than the cheaper never-used one.
+ */
 async function claimLatency(redis, held) {
   const ns = `bench-${held}`;
   const free = 16;
-  const base = await seedNamespace(redis, ns, held, free);
   const idCount = 2 ** 17;
+  const base = await seedNamespace(redis, ns, held, free);
+  await redis.set(`${base}cursor`, idCount);
   const samples = [];
   for (let i = 0; i < CLAIMS + 200; i++) {
     const token = `c${i}`;
@@ -64,9 +71,11 @@ async function claimLatency(redis, held) {
       'bench',
       process.pid,
       '',
+      'bench',
     );
     const elapsed = performance.now() - start;
     if (reply[0] !== 'ok') throw new Error(`claim failed: ${reply}`);
+    if (reply[1] < held) throw new Error(`claim ${i} took held ID ${reply[1]}`);
     if (i >= 200) samples.push(elapsed);
     await redis.snowflakeRelease(`${base}expiry`, `${base}w:${reply[1]}`, reply[1], token, Date.now());
   }
@@ -98,15 +107,18 @@ if seq >= 4096 then redis.call('SET', KEYS[1], 0) seq = 0 end
 return {ms, seq}
 `;
 
-async function roundTripRate(redis, windowMs) {
-  redis.defineCommand('benchNextId', { numberOfKeys: 1, lua: LUA_GENERATOR });
+/** IDs per second from the Lua generator with `inFlight` requests outstanding at any time (1: strictly serial). */
+async function roundTripRate(redis, windowMs, inFlight) {
   const end = performance.now() + windowMs;
   let n = 0;
   const start = performance.now();
-  while (performance.now() < end) {
-    await redis.benchNextId('bench:seq');
-    n++;
-  }
+  const caller = async () => {
+    while (performance.now() < end) {
+      await redis.benchNextId('bench:seq');
+      n++;
+    }
+  };
+  await Promise.all(Array.from({ length: inFlight }, caller));
   return (n * 1000) / (performance.now() - start);
 }
 
@@ -150,16 +162,22 @@ export default {
       }));
 
       log('  local generation against a Redis round trip per ID');
-      const remote = median([
-        await roundTripRate(redis, settings.windowMs / 2),
-        await roundTripRate(redis, settings.windowMs / 2),
-      ]);
+      redis.defineCommand('benchNextId', { numberOfKeys: 1, lua: LUA_GENERATOR });
+      const remote = {};
+      for (const inFlight of IN_FLIGHT) {
+        remote[inFlight] = median([
+          await roundTripRate(redis, settings.windowMs / 2, inFlight),
+          await roundTripRate(redis, settings.windowMs / 2, inFlight),
+        ]);
+      }
+      const fastestRemote = Math.max(...Object.values(remote));
       const local = median([localRate(settings.windowMs / 2), localRate(settings.windowMs / 2)]);
 
       const fmt = (ms) => `${ms.toFixed(3)} ms`;
       const sections = [
         [
-          `Claim: one EVALSHA round trip on loopback, ${CLAIMS} claims each (claim the oldest expired ID, release, repeat). ` +
+          `Claim: one EVALSHA round trip on loopback, ${CLAIMS} claims each (claim the oldest expired ID, release, repeat; ` +
+            'the never-used cursor is spent, so every claim searches the sorted set of expiries). ' +
             'The worker field is 17 bits wide here: 65,536 held leases fill a 16-bit field, leaving nothing to claim, ' +
             'so 16 free IDs are added beside them.',
           '',
@@ -178,10 +196,16 @@ export default {
           `| + SnowflakeModule, Redis lease (connect + claim) | ${fmt(leaseBoot)} | +${fmt(leaseBoot - bare)} |`,
         ].join('\n'),
         [
-          '| generator | IDs/s | ratio |',
+          'Local generation against one Redis round trip per ID (a Lua script computes time and sequence in Redis), ' +
+            'with 1, 16 and 64 requests in flight from one client; the ratio is local over each.',
+          '',
+          '| generator | IDs/s | local / this |',
           '| :-- | --: | --: |',
-          `| local \`next()\` (twitter layout, capped at 4,096,000/s) | ${Math.round(local).toLocaleString('en-US')} | ${(local / remote).toFixed(0)}× |`,
-          `| one Redis round trip per ID (Lua in Redis) | ${Math.round(remote).toLocaleString('en-US')} | 1× |`,
+          `| local \`next()\` (twitter layout, capped at 4,096,000/s) | ${Math.round(local).toLocaleString('en-US')} | 1× |`,
+          ...IN_FLIGHT.map(
+            (inFlight) =>
+              `| one Redis round trip per ID, ${inFlight} in flight | ${Math.round(remote[inFlight]).toLocaleString('en-US')} | ${(local / remote[inFlight]).toFixed(0)}× |`,
+          ),
         ].join('\n'),
       ];
       const targets = [
@@ -193,10 +217,16 @@ export default {
           pass: large.p99 <= 2 * small.p99,
         },
         {
-          name: 'local generation / round trip per ID',
-          measured: `${(local / remote).toFixed(0)}×`,
+          name: 'local generation / round trip per ID, serial',
+          measured: `${(local / remote[1]).toFixed(0)}×`,
           goal: '≥ 100×',
-          pass: local / remote >= 100,
+          pass: local / remote[1] >= 100,
+        },
+        {
+          name: 'local generation / round trip per ID, fastest of 1, 16, 64 in flight',
+          measured: `${(local / fastestRemote).toFixed(0)}×`,
+          goal: '≥ 100×',
+          pass: local / fastestRemote >= 100,
         },
       ];
       return { sections, targets };

@@ -148,14 +148,15 @@ export class SnowflakeCodec {
   ticksOf(time: Date | number, round: 'floor'): number {
     const ms = time instanceof Date ? time.getTime() : time;
     if (typeof ms !== 'number' || !Number.isFinite(ms)) {
-      throw new InvalidSnowflakeError(time, 'expected a valid Date or Unix milliseconds.');
+      throw new InvalidSnowflakeError(time, 'expected a valid Date or Unix milliseconds.', 'instant');
     }
     const ticks = Math[round]((ms - this.layout.epoch) / this.layout.timeUnitMs);
     if (ticks < 0 || ticks > this.layout.maxTimestamp) {
       throw new InvalidSnowflakeError(
         time,
-        `the instant lies outside the layout's time range (${new Date(this.layout.epoch).toISOString()} to ` +
+        `it lies outside the layout's time range (${new Date(this.layout.epoch).toISOString()} to ` +
           `${new Date(this.layout.lastTimestampMs).toISOString()}).`,
+        'instant',
       );
     }
     return ticks;

@@ -35,8 +35,10 @@ export class InvalidSnowflakeError extends SnowflakeError {
     /** The rejected input, as given. */
     readonly input: unknown,
     reason: string,
+    /** What the input was meant to be: an ID, or an instant to turn into ID bounds. */
+    what: 'snowflake ID' | 'instant' = 'snowflake ID',
   ) {
-    super(`Invalid snowflake ID ${describe(input)}: ${reason}`);
+    super(`Invalid ${what} ${describe(input)}: ${reason}`);
   }
 }
 
@@ -149,6 +151,7 @@ export class UnsafeNumberError extends SnowflakeError {
 
 function describe(input: unknown): string {
   if (typeof input === 'bigint') return `${input}n`;
+  if (input instanceof Date) return Number.isNaN(input.getTime()) ? 'Invalid Date' : input.toISOString();
   if (typeof input === 'string') return JSON.stringify(input.length > 40 ? `${input.slice(0, 40)}…` : input);
   try {
     return String(input);

@@ -174,6 +174,10 @@ describe('minIdAt and maxIdAt bound every ID of an instant', () => {
     expect(() => codec.maxIdAt(codec.layout.lastTimestampMs + 1)).toThrow(InvalidSnowflakeError);
     expect(() => codec.minIdAt(new Date('invalid'))).toThrow(InvalidSnowflakeError);
     expect(() => codec.minIdAt(Number.NaN)).toThrow(InvalidSnowflakeError);
+    // The message speaks of an instant, not of an ID, and names the range.
+    expect(() => codec.maxIdAt(new Date('2100-01-01T00:00:00Z'))).toThrow(
+      /^Invalid instant 2100-01-01T00:00:00.000Z: it lies outside the layout's time range \(2010-11-04T01:42:54.657Z to 2080-/,
+    );
   });
 });
 

@@ -4,8 +4,10 @@ import pg from 'pg';
 import { PrismaClient } from './generated/postgres/client.js';
 import { extensionCases } from './prisma-extension.cases.js';
 import { TABLES, type BasePrismaClient, type Harness } from './prisma-test.harness.js';
+import { POSTGRES } from '../typeorm/support/databases.js';
 
-const PG_URL = process.env.PRISMA_TEST_PG_URL ?? 'postgresql://postgres@127.0.0.1:5432/test';
+/** The same server as the other PostgreSQL suites: move it with POSTGRES_HOST / POSTGRES_PORT. */
+const PG_URL = `postgresql://${POSTGRES.username}@${POSTGRES.host}:${POSTGRES.port}/${POSTGRES.database}`;
 
 /** The tables of schema.postgres.prisma in a schema of its own, so parallel runs and other suites never meet. */
 const ddl = (s: string) => `
@@ -60,8 +62,10 @@ if (unreachable === undefined) {
     extensionCases(openPostgres);
   });
 } else {
-  console.warn(
-    `PostgreSQL suite skipped: ${PG_URL} is not reachable (${unreachable}). Set PRISMA_TEST_PG_URL to run it.`,
+  // Jest's default reporter drops the console output of a file whose tests are all skipped; stderr still shows.
+  process.stderr.write(
+    `\nSKIPPED: PostgreSQL not reachable at ${PG_URL} (${unreachable}): the Prisma extension's PostgreSQL cases ` +
+      'did not run. Set POSTGRES_HOST / POSTGRES_PORT to point at a server.\n',
   );
   describe.skip(`SKIPPED: PostgreSQL not reachable at ${PG_URL} (${unreachable})`, () => {
     it('runs the Prisma extension cases on PostgreSQL', () => undefined);

@@ -160,6 +160,19 @@ function sampleSuite(database: () => string): void {
     ).body as UserBody[];
     expect(later).toEqual([]);
     await http(app).get('/users').query({ from: 'yesterday' }).expect(400);
+    // A `to` beyond the layout's last instant (2100 here) is lowered to it, like a `from` before the epoch.
+    const upTo2100 = (await http(app).get('/users').query({ from: times[0], to: '2100-01-01T00:00:00Z' }).expect(200))
+      .body as UserBody[];
+    expect(upTo2100.map((user) => user.id)).toEqual(created.map((user) => user.id));
+  });
+
+  it('answers 409 for an email that is taken, and keeps the first user', async () => {
+    const first = (await http(app).post('/users').send({ email: 'taken@example.com', name: 'First' }).expect(201))
+      .body as UserBody;
+    const again = await http(app).post('/users').send({ email: 'taken@example.com', name: 'Second' }).expect(409);
+    expect((again.body as { message: string }).message).toContain('taken@example.com');
+    const stored = (await http(app).get(`/users/${first.id}`).expect(200)).body as UserBody;
+    expect(stored.name).toBe('First');
   });
 
   it('stores audit notes through Prisma with IDs from the extension', async () => {

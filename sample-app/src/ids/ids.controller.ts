@@ -7,12 +7,13 @@ export class IdsController {
   constructor(private readonly ids: IdService) {}
 
   /**
-   * A fresh ID with its parts. While the lease is being re-claimed it waits instead of failing at once, each wait
-   * for up to 3 × the lease TTL + maxFloorWaitMs (2 s by default); when a wait runs out, a 503 with the typed error.
+   * A fresh ID with its parts. While no ID can be issued (the lease is fenced or being re-claimed) it answers 503
+   * with `Retry-After` at once (SnowflakeExceptionFilter) rather than hold the request: `nextAsync()` would wait up
+   * to 3 × the lease TTL + maxFloorWaitMs, longer than most load balancers wait.
    */
   @Get('next')
-  async next(): Promise<SnowflakeParts> {
-    return this.ids.decode(await this.ids.nextAsync());
+  next(): SnowflakeParts {
+    return this.ids.decode(this.ids.next());
   }
 
   /** The parts of any ID: when, which datacenter and worker, which sequence. 400 on malformed input. */

@@ -27,13 +27,14 @@ export class UsersController {
 
   /**
    * Users created in a time range: `?from=` and `?to=` as ISO 8601 or Unix milliseconds. `from` defaults to (and
-   * is raised to) the layout's epoch, before which no ID exists; `to` defaults to now.
+   * is raised to) the layout's epoch, before which no ID exists; `to` defaults to now, and is lowered to the last
+   * instant the layout can hold.
    */
   @Get()
   list(@Query('from') from?: string, @Query('to') to?: string): Promise<User[]> {
-    const epoch = this.ids.layout.epoch;
+    const { epoch, lastTimestampMs } = this.ids.layout;
     const start = new Date(Math.max(from ? instant(from, 'from').getTime() : epoch, epoch));
-    const end = to ? instant(to, 'to') : new Date();
+    const end = new Date(Math.min(to ? instant(to, 'to').getTime() : Date.now(), lastTimestampMs));
     if (start > end) throw new BadRequestException('from must not be after to.');
     return this.users.createdBetween(start, end);
   }

@@ -1,7 +1,7 @@
-import { Injectable, NotFoundException } from '@nestjs/common';
+import { ConflictException, Injectable, NotFoundException } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { IdService } from 'nestjs-snowflake';
-import { Between, Repository } from 'typeorm';
+import { Between, QueryFailedError, Repository } from 'typeorm';
 import { Order } from './order.entity.js';
 import { User } from './user.entity.js';
 
@@ -26,9 +26,14 @@ export class UsersService {
     private readonly ids: IdService,
   ) {}
 
-  /** Saves the user and its orders in one cascade; every row gets its own ID on insert. */
-  create(input: NewUser): Promise<User> {
-    return this.users.save(this.users.create(input));
+  /** Saves the user and its orders in one cascade; every row gets its own ID on insert. 409 for a taken email. */
+  async create(input: NewUser): Promise<User> {
+    try {
+      return await this.users.save(this.users.create(input));
+    } catch (error) {
+      if (isUniqueViolation(error)) throw new ConflictException(`A user with email ${input.email} exists already.`);
+      throw error;
+    }
   }
 
   async findOne(id: bigint): Promise<User> {
@@ -59,4 +64,11 @@ export class UsersService {
     delete order.user;
     return order;
   }
+}
+
+/** A unique constraint failed: SQLite (better-sqlite3) and PostgreSQL name it differently. */
+function isUniqueViolation(error: unknown): boolean {
+  if (!(error instanceof QueryFailedError)) return false;
+  const code = (error.driverError as { code?: unknown } | undefined)?.code;
+  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === '23505';
 }
