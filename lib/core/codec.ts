@@ -119,6 +119,9 @@ export class SnowflakeCodec {
   /** Builds an ID from its parts; the inverse of {@link decode}. @throws InvalidSnowflakeError when a part does not fit */
   compose(parts: ComposeInput): bigint {
     const { layout } = this;
+    if (parts === null || typeof parts !== 'object') {
+      throw new InvalidSnowflakeError(parts, 'compose() expects `{ timestamp, datacenterId?, workerId?, sequence? }`.');
+    }
     const ticks = this.ticksOf(parts.timestamp, 'floor');
     const datacenterId = this.field(parts, 'datacenterId', layout.maxDatacenterId);
     const workerId = this.field(parts, 'workerId', layout.maxWorkerId);
@@ -133,23 +136,28 @@ export class SnowflakeCodec {
 
   /**
    * The smallest ID any worker can issue at or after `date` (within the same time unit). With {@link maxIdAt}
-   * it turns a time range into `WHERE id BETWEEN :min AND :max`.
+   * it turns a time range into `WHERE id BETWEEN :min AND :max`. An instant before the epoch gives the first ID
+   * (every ID lies after it); one after the layout's last instant has no ID and throws.
    */
   minIdAt(date: Date | number): bigint {
+    if (this.instantMs(date) < this.layout.epoch) return 0n;
     return BigInt(this.ticksOf(date, 'floor')) << this.timestampShift;
   }
 
-  /** The largest ID any worker can issue in the time unit that contains `date`. */
+  /**
+   * The largest ID any worker can issue in the time unit that contains `date`. An instant after the layout's last
+   * one gives the last ID (every ID lies before it); one before the epoch has no ID and throws.
+   */
   maxIdAt(date: Date | number): bigint {
+    const ticks = Math.floor((this.instantMs(date) - this.layout.epoch) / this.layout.timeUnitMs);
+    if (ticks > this.layout.maxTimestamp)
+      return (BigInt(this.layout.maxTimestamp) << this.timestampShift) | this.lowMask;
     return (BigInt(this.ticksOf(date, 'floor')) << this.timestampShift) | this.lowMask;
   }
 
   /** Converts Unix ms to the layout's timestamp ticks, rejecting instants outside the field. */
   ticksOf(time: Date | number, round: 'floor'): number {
-    const ms = time instanceof Date ? time.getTime() : time;
-    if (typeof ms !== 'number' || !Number.isFinite(ms)) {
-      throw new InvalidSnowflakeError(time, 'expected a valid Date or Unix milliseconds.', 'instant');
-    }
+    const ms = this.instantMs(time);
     const ticks = Math[round]((ms - this.layout.epoch) / this.layout.timeUnitMs);
     if (ticks < 0 || ticks > this.layout.maxTimestamp) {
       throw new InvalidSnowflakeError(
@@ -160,6 +168,14 @@ export class SnowflakeCodec {
       );
     }
     return ticks;
+  }
+
+  private instantMs(time: Date | number): number {
+    const ms = time instanceof Date ? time.getTime() : time;
+    if (typeof ms !== 'number' || !Number.isFinite(ms)) {
+      throw new InvalidSnowflakeError(time, 'expected a valid Date or Unix milliseconds.', 'instant');
+    }
+    return ms;
   }
 
   private field(parts: ComposeInput, name: 'datacenterId' | 'workerId' | 'sequence', max: number): number {

@@ -54,9 +54,17 @@ export class ClockMovedBackError extends SnowflakeError {
     readonly behindMs: number,
     /** The tolerance that was exceeded, in milliseconds. */
     readonly toleranceMs: number,
+    /**
+     * How far ahead of the clock the refused ID's timestamp would have been: `behindMs`, or more when the sequence
+     * of the last timestamp was used up and the next ID had to borrow the following time unit.
+     */
+    readonly aheadMs: number = behindMs,
   ) {
     super(
-      `The clock moved back ${behindMs} ms, more than the tolerance of ${toleranceMs} ms. ` +
+      (aheadMs > behindMs
+        ? `The clock stands ${behindMs} ms behind the last issued ID, and the next ID would run ${aheadMs} ms ` +
+          `ahead of it, more than the tolerance of ${toleranceMs} ms. `
+        : `The clock moved back ${behindMs} ms, more than the tolerance of ${toleranceMs} ms. `) +
         'Check the host clock (NTP steps), raise `clockBackToleranceMs`, or use a Redis lease, ' +
         'which switches to another worker ID instead.',
     );

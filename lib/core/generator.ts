@@ -3,6 +3,7 @@ import {
   BatchTooLargeError,
   ClockMovedBackError,
   SequenceExhaustedError,
+  SnowflakeConfigError,
   TimestampOverflowError,
   UnsafeNumberError,
   WorkerUnavailableError,
@@ -106,9 +107,9 @@ export class SnowflakeGenerator {
     this.unit = layout.timeUnitMs;
     this.maxSequence = layout.maxSequence;
     this.timestampShift = BigInt(layout.timestampShift);
-    this.toleranceMs = options.clockBackToleranceMs ?? 1000;
+    this.toleranceMs = nonNegativeOption('clockBackToleranceMs', options.clockBackToleranceMs, 1000);
     this.toleranceTicks = Math.floor(this.toleranceMs / this.unit);
-    this.maxSyncWaitMs = options.maxSyncWaitMs ?? 10;
+    this.maxSyncWaitMs = nonNegativeOption('maxSyncWaitMs', options.maxSyncWaitMs, 10);
     this.assign(options.workerId ?? 0, options.datacenterId ?? 0, options.floor, options.permit);
   }
 
@@ -159,7 +160,7 @@ export class SnowflakeGenerator {
   nextWithoutWaiting(): bigint {
     const t = Math.floor((this.clock.now() - this.epoch) / this.unit);
     const ceiling = this.permit === undefined ? NO_CEILING : this.permit.ceiling();
-    return this.advance(t, ceiling, 0);
+    return this.advanceOrContinue(t, ceiling, 0);
   }
 
   /** The next ID as a decimal string. */
@@ -187,16 +188,35 @@ export class SnowflakeGenerator {
   nextBatch(count: number): bigint[] {
     assertBatchCount(count, 'nextBatch');
     if (count > this.maxSyncBatch) throw new BatchTooLargeError(count, this.maxSyncBatch, this.maxSyncWaitMs);
+    // The first clock reading serves both the check and the first time unit.
+    let reading: number | undefined = this.clock.now();
+    this.assertBatchFitsWait(count, reading);
     const out: bigint[] = [];
     // One more millisecond, as in waitForNextTick: the wall clock counts whole ones.
     const deadline = monotonicNow() + this.maxSyncWaitMs + 1;
     while (out.length < count) {
-      const t = Math.floor((this.clock.now() - this.epoch) / this.unit);
+      const t = Math.floor(((reading ?? this.clock.now()) - this.epoch) / this.unit);
+      reading = undefined;
       const ceiling = this.permit === undefined ? NO_CEILING : this.permit.ceiling();
       out.push(this.advanceOrContinue(t, ceiling, Math.max(0, Math.ceil(deadline - monotonicNow()))));
       this.fillTick(out, count);
     }
     return out;
+  }
+
+  /**
+   * Throws {@link SequenceExhaustedError} before drawing anything when the batch would need time units that start
+   * later than `maxSyncWaitMs` from now, such as a batch begun late in a 1 s unit: drawn IDs would be thrown away.
+   */
+  private assertBatchFitsWait(count: number, now: number): void {
+    const t = Math.floor((now - this.epoch) / this.unit);
+    // A clock behind the last timestamp borrows units without waiting, within the tolerance: nothing to check.
+    if (t < this.last) return;
+    const left = t === this.last ? this.maxSequence - this.sequence : this.maxSequence + 1;
+    if (count <= left) return;
+    const furtherUnits = Math.ceil((count - left) / (this.maxSequence + 1));
+    const waitMs = (t + furtherUnits) * this.unit + this.epoch - now;
+    if (waitMs > this.maxSyncWaitMs) throw new SequenceExhaustedError(waitMs, this.maxSyncWaitMs);
   }
 
   /**
@@ -317,9 +337,9 @@ export class SnowflakeGenerator {
     if (this.last - t > this.toleranceTicks) throw this.clockBackError(t);
   }
 
-  /** `borrow`: the units beyond `last` the refused ID would have needed, so the error reports more than the tolerance. */
+  /** `borrow`: the units beyond `last` the refused ID would have needed, reported as how far it would run ahead. */
   private clockBackError(t: number, borrow = 0): ClockMovedBackError {
-    return new ClockMovedBackError((this.last + borrow - t) * this.unit, this.toleranceMs);
+    return new ClockMovedBackError((this.last - t) * this.unit, this.toleranceMs, (this.last + borrow - t) * this.unit);
   }
 
   /** Spins until the clock reaches the tick after `last`, for at most `maxWaitMs` of monotonic time. */
@@ -344,4 +364,13 @@ export class SnowflakeGenerator {
       if (expired) throw new SequenceExhaustedError(waitMs, maxWaitMs);
     }
   }
+}
+
+/** The generator is public: its time options are checked like the module's, so a NaN cannot lift a bound. */
+function nonNegativeOption(option: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    throw new SnowflakeConfigError(option, `expected a non-negative number of milliseconds, got ${String(value)}.`);
+  }
+  return value;
 }

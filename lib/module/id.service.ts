@@ -276,7 +276,8 @@ export class IdService implements OnModuleInit, OnApplicationShutdown {
     ) {
       return new WorkerUnavailableError(
         'switching',
-        `The clock moved back ${error.behindMs} ms, beyond the tolerance; switching to another worker ID. ` +
+        `The clock stands ${error.behindMs} ms behind the last issued ID, beyond the tolerance; switching to ` +
+          'another worker ID. ' +
           'Retry in a moment, or use nextAsync(), which waits for the switch.',
       );
     }

@@ -168,14 +168,23 @@ describe('minIdAt and maxIdAt bound every ID of an instant', () => {
     expect(codec.minIdAt(NOW + 124)).toBe(max + 1n);
   });
 
-  it('rejects instants outside the layout', () => {
+  it('clamps range bounds beyond the layout to its first and last ID, and rejects bounds no ID can meet', () => {
     const codec = new SnowflakeCodec(resolveLayout({ preset: 'twitter' }, NOW));
-    expect(() => codec.minIdAt(0)).toThrow(InvalidSnowflakeError);
-    expect(() => codec.maxIdAt(codec.layout.lastTimestampMs + 1)).toThrow(InvalidSnowflakeError);
+    const { epoch, lastTimestampMs, maxTimestamp } = codec.layout;
+    const lastId = codec.compose({ timestamp: lastTimestampMs, datacenterId: 31, workerId: 31, sequence: 4095 });
+    // A range starting before the epoch starts at the first ID; one ending after the last instant, at the last.
+    expect(codec.minIdAt(0)).toBe(0n);
+    expect(codec.minIdAt(epoch - 1)).toBe(0n);
+    expect(codec.maxIdAt(lastTimestampMs + 1)).toBe(lastId);
+    expect(codec.maxIdAt(new Date('9999-01-01'))).toBe(lastId);
+    expect(codec.decode(lastId).timestamp).toBe(epoch + maxTimestamp);
+    // No ID lies at or after an instant beyond the layout, nor at or before one before the epoch.
+    expect(() => codec.minIdAt(lastTimestampMs + 1)).toThrow(InvalidSnowflakeError);
+    expect(() => codec.maxIdAt(epoch - 1)).toThrow(InvalidSnowflakeError);
     expect(() => codec.minIdAt(new Date('invalid'))).toThrow(InvalidSnowflakeError);
     expect(() => codec.minIdAt(Number.NaN)).toThrow(InvalidSnowflakeError);
     // The message speaks of an instant, not of an ID, and names the range.
-    expect(() => codec.maxIdAt(new Date('2100-01-01T00:00:00Z'))).toThrow(
+    expect(() => codec.minIdAt(new Date('2100-01-01T00:00:00Z'))).toThrow(
       /^Invalid instant 2100-01-01T00:00:00.000Z: it lies outside the layout's time range \(2010-11-04T01:42:54.657Z to 2080-/,
     );
   });
@@ -288,5 +297,7 @@ describe('malformed input to decode', () => {
     expect(() => twitter.compose({ timestamp: NOW, sequence: 1.5 })).toThrow(InvalidSnowflakeError);
     expect(() => twitter.compose({ timestamp: twitter.layout.epoch - 1 })).toThrow(/time range/);
     expect(() => twitter.compose({ timestamp: 'now' as unknown as number })).toThrow(InvalidSnowflakeError);
+    expect(() => twitter.compose(null as never)).toThrow(InvalidSnowflakeError);
+    expect(() => twitter.compose(undefined as never)).toThrow(/compose\(\) expects/);
   });
 });

@@ -127,6 +127,20 @@ describe('sequence overflow: wait for the next time unit', () => {
     }
   });
 
+  it('nextAsync() and nextBatchAsync() use the rest of the current unit before waiting for the next', async () => {
+    // A frozen clock: one unit for the whole test. Waiting for the next unit would never end.
+    const clock = new FakeClock(START);
+    const generator = new SnowflakeGenerator({ layout: twitter, clock });
+    const first = await generator.nextAsync();
+    const second = await generator.nextAsync();
+    expect(second).toBe(first + 1n);
+    const batch = await generator.nextBatchAsync(100);
+    expect(batch[0]).toBe(second + 1n);
+    expect(codec.decode(batch[99])).toMatchObject({ timestamp: START, sequence: 101 });
+    expect(generator.nextWithoutWaiting()).toBe(batch[99] + 1n);
+    expect(generator.stats().overflowWaits).toBe(0);
+  }, 2000);
+
   it('nextAsync() passes other errors on', async () => {
     const clock = new FakeClock(START);
     const generator = new SnowflakeGenerator({ layout: twitter, clock });
@@ -174,8 +188,10 @@ describe('clock stepped back', () => {
     // It reached START + 10, 1000 ms ahead of the clock, and refused to go to 1001.
     expect(codec.decode(previous).timestamp).toBe(START + 10);
     expect(count).toBe(11 * 4096 - 1);
+    // The error tells the step back apart from how far the refused ID would have run ahead.
     const clockBack = error as ClockMovedBackError;
-    expect(clockBack.behindMs).toBeGreaterThan(clockBack.toleranceMs);
+    expect(clockBack).toMatchObject({ behindMs: 1000, aheadMs: 1001, toleranceMs: 1000 });
+    expect(clockBack.message).toMatch(/stands 1000 ms behind the last issued ID, and the next ID would run 1001 ms/);
     expect(generator.stats().overflowWaits).toBe(0);
   });
 
@@ -292,6 +308,20 @@ describe('large batches and the event loop', () => {
     expect(codec.decode(b).workerId).toBe(0);
   });
 
+  it('refuses before drawing a batch whose later units start beyond maxSyncWaitMs (a 1 s unit begun mid-second)', () => {
+    const layout = resolveLayout({ timeUnitMs: 1000, timestampBits: 40, sequenceBits: 4 }, START);
+    const clock = new FakeClock(START + 300);
+    const generator = new SnowflakeGenerator({ layout, clock });
+    const first = generator.next();
+    // 15 IDs are left in this second; 16 would need the next one, 700 ms away.
+    const error = caught(() => generator.nextBatch(16), SequenceExhaustedError);
+    expect(error.waitMs).toBe(700);
+    expect(generator.stats().issued).toBe(1);
+    const rest = generator.nextBatch(15);
+    expect(rest[0]).toBe(first + 1n);
+    expect(rest).toHaveLength(15);
+  });
+
   it('bounds the synchronous wait of a whole batch, not of each time unit', () => {
     // A clock whose millisecond lasts 8 ms of real time: each wait for the next unit fits in maxSyncWaitMs (10),
     // but the nine waits of a 40,960-ID batch (about 72 ms) do not, so the batch stops with the typed error.
@@ -325,6 +355,19 @@ describe('large batches and the event loop', () => {
     }
     // A synchronous spin of the same length would have let the interval run at most once.
     expect(ticks).toBeGreaterThanOrEqual(5);
+  });
+});
+
+describe('generator options', () => {
+  it.each([
+    ['clockBackToleranceMs', Number.NaN],
+    ['clockBackToleranceMs', -1],
+    ['maxSyncWaitMs', Number.NaN],
+    ['maxSyncWaitMs', Number.POSITIVE_INFINITY],
+  ])('rejects %s: %p, naming the option', (option, value) => {
+    expect(() => new SnowflakeGenerator({ layout: twitter, [option]: value })).toThrow(
+      expect.objectContaining({ name: 'SnowflakeConfigError', option }),
+    );
   });
 });
 
