@@ -43,7 +43,7 @@ describe('lease scripts (real redis-server)', () => {
   }
 
   const release = async (id: number, token: string, lastMs: number) =>
-    redis.eval(RELEASE_SCRIPT, 1, keys().expiry, keys().prefix + id, id, token, lastMs);
+    (await redis.eval(RELEASE_SCRIPT, 1, keys().expiry, keys().prefix + id, id, token, lastMs)) as unknown[];
 
   const note = async (id: number, lastMs: number) =>
     redis.eval(NOTE_SCRIPT, 1, keys().expiry, keys().prefix + id, id, lastMs);

@@ -19,6 +19,14 @@ class Issued {
   }
 }
 
+/** An amount whose toJSON() hands JSON.stringify a bigint. */
+class Money {
+  constructor(readonly cents: bigint) {}
+  toJSON() {
+    return { cents: this.cents, currency: 'EUR' };
+  }
+}
+
 @Controller('orders')
 class OrdersController {
   constructor(
@@ -30,6 +38,17 @@ class OrdersController {
   one() {
     const id = this.issued.add(this.ids.next());
     return { id, createdAt: new Date(0), items: [{ sku: 'a', lineId: this.issued.add(this.ids.next()) }] };
+  }
+
+  @Get('shapes')
+  shapes() {
+    const id = this.issued.add(this.ids.next());
+    return {
+      price: new Money(id),
+      ids: BigInt64Array.of(id),
+      boxed: Object(id) as unknown,
+      byId: new Map([['a', id]]),
+    };
   }
 
   @Get('batch')
@@ -105,6 +124,15 @@ describe.each<[Setup, string]>([
     });
     const service = app.get(IdService);
     expect(service.decode(response.body.id as string).workerId).toBe(WORKER_ID);
+    expect(errors).toEqual([]);
+  });
+
+  it('renders toJSON() results, 64-bit integer arrays and boxed bigints with string IDs, Maps as {}', async () => {
+    const response = await request(app.getHttpServer() as Server)
+      .get(`${prefix}/shapes`)
+      .expect(200);
+    const id = String(issued.ids.at(-1));
+    expect(response.body).toEqual({ price: { cents: id, currency: 'EUR' }, ids: [id], boxed: id, byId: {} });
     expect(errors).toEqual([]);
   });
 
