@@ -98,16 +98,31 @@ export const LAYOUT_PRESETS: Readonly<Record<LayoutPresetName, Readonly<LayoutFi
 });
 
 const MS_PER_YEAR = 365.25 * 24 * 3600 * 1000;
+const MS_PER_DAY = 24 * 3600 * 1000;
 const MAX_DATE_MS = 8.64e15;
 const TIME_UNITS: readonly number[] = [1, 10, 1000];
+/** Every key of {@link LayoutOptions}; a `Record` so that a key added there must be added here. */
+const LAYOUT_KEYS: readonly string[] = Object.keys({
+  preset: true,
+  epoch: true,
+  timeUnitMs: true,
+  timestampBits: true,
+  datacenterBits: true,
+  workerBits: true,
+  sequenceBits: true,
+  minLifetimeYears: true,
+} satisfies Record<keyof LayoutOptions, true>);
 
 /**
  * Validates layout options once and derives shifts and limits. Every error names the option and the fix.
  *
+ * @param options a preset name or layout options; a preset name `p` is short for `{ preset: p }`
  * @param now the current Unix time in ms, for the "epoch not in the future" and lifetime checks
  * @publicApi
  */
-export function resolveLayout(options: LayoutOptions = {}, now: number = Date.now()): Layout {
+export function resolveLayout(options: LayoutOptions | LayoutPresetName = {}, now: number = Date.now()): Layout {
+  if (typeof options === 'string') return resolveLayout({ preset: options }, now);
+  checkShape(options);
   const presetName = options.preset ?? 'default';
   const preset = Object.hasOwn(LAYOUT_PRESETS, presetName) ? LAYOUT_PRESETS[presetName] : undefined;
   if (preset === undefined) {
@@ -166,12 +181,19 @@ export function resolveLayout(options: LayoutOptions = {}, now: number = Date.no
   // Capped at the largest instant a Date can hold, so that messages can always print it.
   const lastTimestampMs = Math.min(epoch + maxTimestamp * timeUnitMs, MAX_DATE_MS);
   const requiredUntil = now + minLifetimeYears * MS_PER_YEAR;
-  if (lastTimestampMs < requiredUntil) {
-    const years = Math.max(0, (lastTimestampMs - now) / MS_PER_YEAR);
+  const field = `${timestampBits} bits of ${timeUnitMs} ms from ${new Date(epoch).toISOString()}`;
+  if (lastTimestampMs < now) {
     throw new SnowflakeConfigError(
       'layout.timestampBits',
-      `${timestampBits} bits of ${timeUnitMs} ms from ${new Date(epoch).toISOString()} run out on ${new Date(lastTimestampMs).toISOString()}, ` +
-        `${years.toFixed(1)} years from now; at least ${minLifetimeYears} are required. Add timestamp bits, use a later epoch or a longer time unit, ` +
+      `${field} already ran out on ${new Date(lastTimestampMs).toISOString()}, so no ID could be issued now. ` +
+        'Use a later `layout.epoch` (up to now), more `layout.timestampBits`, or a longer `layout.timeUnitMs`.',
+    );
+  }
+  if (lastTimestampMs < requiredUntil) {
+    throw new SnowflakeConfigError(
+      'layout.timestampBits',
+      `${field} run out on ${new Date(lastTimestampMs).toISOString()}, ` +
+        `${timeLeft(lastTimestampMs - now)} from now; at least ${minLifetimeYears} are required. Add timestamp bits, use a later epoch or a longer time unit, ` +
         'or lower `layout.minLifetimeYears`.',
     );
   }
@@ -197,6 +219,47 @@ export function resolveLayout(options: LayoutOptions = {}, now: number = Date.no
     maxId: (1n << BigInt(totalBits)) - 1n,
     lastTimestampMs,
   });
+}
+
+/** Rejects a layout that is not an object, and keys a layout does not have (such as a misspelt `sequenceBit`). */
+function checkShape(options: unknown): asserts options is LayoutOptions {
+  const allowed = `a preset name (${Object.keys(LAYOUT_PRESETS).join(', ')}) or an object with the keys ${LAYOUT_KEYS.join(', ')}`;
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new SnowflakeConfigError('layout', `expected ${allowed}; got ${describeValue(options)}.`);
+  }
+  const unknown = Object.keys(options).filter((key) => !LAYOUT_KEYS.includes(key));
+  if (unknown.length > 0) {
+    const key = unknown[0];
+    const near = LAYOUT_KEYS.find((known) => sameWord(known, key));
+    const others = unknown.length > 1 ? ` (also unknown: ${unknown.slice(1).join(', ')})` : '';
+    throw new SnowflakeConfigError(
+      `layout.${key}`,
+      `a layout has no option ${JSON.stringify(key)}${others}${near === undefined ? '' : `; did you mean \`${near}\`?`}. ` +
+        `A layout is ${allowed}.`,
+    );
+  }
+}
+
+/** Whether two option names differ only in case or a trailing "s". */
+function sameWord(known: string, key: string): boolean {
+  const a = known.toLowerCase();
+  const b = key.toLowerCase();
+  return a === b || a === `${b}s` || `${a}s` === b;
+}
+
+function describeValue(value: unknown): string {
+  if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') {
+    return `${String(value)} (${typeof value})`;
+  }
+  if (value === null || value === undefined) return String(value);
+  return Array.isArray(value) ? 'an array' : `a ${typeof value}`;
+}
+
+/** A positive span of time, in words precise enough for an error message. */
+function timeLeft(ms: number): string {
+  if (ms >= 0.1 * MS_PER_YEAR) return `${(ms / MS_PER_YEAR).toFixed(1)} years`;
+  if (ms >= MS_PER_DAY) return `${Math.floor(ms / MS_PER_DAY)} days`;
+  return 'less than a day';
 }
 
 function checkBits(option: string, value: unknown, min: number, max: number): void {

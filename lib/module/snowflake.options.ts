@@ -12,8 +12,9 @@ export interface SnowflakeModuleOptions {
   /** A preset name or a full layout. @default 'default' (41 ms-bits from 2026, 10 worker bits, 12 sequence bits) */
   layout?: LayoutPresetName | LayoutOptions;
   /**
-   * A fixed worker ID, or `'hostname'` to take the host name's trailing number (a Kubernetes StatefulSet pod
-   * `api-3` is worker 3). Leave it out when `redis` leases the worker ID.
+   * A fixed worker ID, or `'hostname'` to take the ordinal of a Kubernetes StatefulSet pod's host name,
+   * `<name>-<ordinal>` (pod `api-3` is worker 3; any other host name fails at bootstrap). Leave it out when `redis`
+   * leases the worker ID.
    */
   workerId?: number | 'hostname';
   /**

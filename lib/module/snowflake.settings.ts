@@ -26,8 +26,7 @@ export function resolveSettings(options: SnowflakeModuleOptions | undefined): Sn
   if (options === null || typeof options !== 'object') {
     throw new SnowflakeConfigError('options', 'expected an object, such as { workerId: 1 } or { redis: { url } }.');
   }
-  const layoutOption = options.layout;
-  const layout = resolveLayout(typeof layoutOption === 'string' ? { preset: layoutOption } : (layoutOption ?? {}));
+  const layout = resolveLayout(options.layout);
   const clock = options.clock ?? systemClock;
   if (typeof clock.now !== 'function')
     throw new SnowflakeConfigError('clock', 'expected an object with a now() method.');
@@ -44,7 +43,7 @@ export function resolveSettings(options: SnowflakeModuleOptions | undefined): Sn
   const hasRedis = options.redis !== undefined;
   if (hasWorker === hasRedis) {
     throw new SnowflakeConfigError(
-      hasWorker ? 'workerId' : 'workerId',
+      'workerId',
       hasWorker
         ? 'give either `workerId` or `redis`, not both: with `redis` the lease chooses the worker ID.'
         : "no worker-ID source: set `workerId` (a number, or 'hostname' for StatefulSet pods) or `redis` (a lease, for any number of instances).",

@@ -2,7 +2,7 @@ import { SnowflakeConfigError } from '../core/errors.js';
 import type { WorkerAssignment, WorkerIdSource, WorkerSourceContext } from './worker-source.js';
 
 /**
- * A fixed worker ID: from options, or from the host name's trailing number.
+ * A fixed worker ID: from options, or from the ordinal of a StatefulSet pod's host name.
  */
 export class StaticWorkerSource implements WorkerIdSource {
   constructor(
@@ -33,20 +33,27 @@ export class StaticWorkerSource implements WorkerIdSource {
   }
 }
 
-const TRAILING_NUMBER = /(\d+)$/;
+/**
+ * A StatefulSet pod name, `<name>-<ordinal>`: only digits after the last dash, no leading zeros except in `0` itself.
+ * Docker's default host names (`a1b2c3d4e5f6`) and Deployment pods (`api-7d9f8b6c5-x2k45`) carry no stable,
+ * unique number, so taking whatever digits they end in would make replicas collide.
+ */
+const STATEFULSET_POD = /^.+-(0|[1-9]\d*)$/;
 
 /**
- * The worker ID from a host name's trailing number: a Kubernetes StatefulSet pod `api-3` is worker 3.
+ * The worker ID from a Kubernetes StatefulSet pod name `<name>-<ordinal>`: pod `api-3` is worker 3.
  *
- * @throws SnowflakeConfigError when the name has no trailing number
+ * @throws SnowflakeConfigError when the name is not of that form
  * @publicApi
  */
 export function workerIdFromHostname(hostname: string): number {
-  const match = TRAILING_NUMBER.exec(hostname);
+  const match = STATEFULSET_POD.exec(hostname);
   if (match === null) {
     throw new SnowflakeConfigError(
       'workerId',
-      `'hostname' needs a host name ending in a number (a StatefulSet pod such as "api-3"), got ${JSON.stringify(hostname)}. ` +
+      `'hostname' expects a StatefulSet pod name, \`<name>-<ordinal>\` such as "api-3" (digits only after the last dash, ` +
+        `no leading zeros), but the host name (option \`hostname\`, by default os.hostname()) is ${JSON.stringify(hostname)}. ` +
+        'Other names, such as Docker container IDs or Deployment pods ("api-7d9f8b6c5-x2k45"), carry no stable unique number. ' +
         'Run as a StatefulSet, set `workerId` to a number, or use a Redis lease (`redis`).',
     );
   }

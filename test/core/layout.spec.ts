@@ -83,6 +83,31 @@ describe('resolveLayout validation', () => {
     expect(resolveLayout({ epoch: NOW, timestampBits: 35, minLifetimeYears: 1 }, NOW).timestampBits).toBe(35);
   });
 
+  it('says when the timestamp field has already run out, and how to fix it', () => {
+    // 30 bits of 1 ms from 1970 ran out on 1970-01-13, long before now: no lifetime requirement can help.
+    for (const minLifetimeYears of [0, 10]) {
+      const error = configError(() => resolveLayout({ epoch: 0, timestampBits: 30, minLifetimeYears }, NOW));
+      expect(error.option).toBe('layout.timestampBits');
+      expect(error.message).toContain(`already ran out on ${new Date(2 ** 30 - 1).toISOString()}`);
+      expect(error.message).not.toMatch(/years from now/);
+      expect(error.message).toMatch(/later `layout\.epoch`/);
+      expect(error.message).toMatch(/more `layout\.timestampBits`/);
+      expect(error.message).not.toMatch(/minLifetimeYears/);
+    }
+  });
+
+  it('accepts a field that lasts until exactly now when no lifetime is required', () => {
+    const epoch = NOW - (2 ** 30 - 1);
+    expect(resolveLayout({ epoch, timestampBits: 30, minLifetimeYears: 0 }, NOW).lastTimestampMs).toBe(NOW);
+  });
+
+  it('gives a short remaining lifetime in days rather than "0.0 years"', () => {
+    // 31 bits of 1 ms last 24.9 days.
+    const error = configError(() => resolveLayout({ epoch: NOW, timestampBits: 31 }, NOW));
+    expect(error.message).toMatch(/, 24 days from now; at least 10 are required/);
+    expect(error.message).not.toMatch(/0\.0 years/);
+  });
+
   it('counts the lifetime from now, not from the epoch', () => {
     // 41 bits of 1 ms from 1990 end in 2059: 32.8 years from late 2026, though 69.7 from the epoch.
     const epoch = Date.UTC(1990, 0, 1);
@@ -124,6 +149,40 @@ describe('resolveLayout validation', () => {
     expect(configError(() => resolveLayout({ preset: 'toString' as LayoutPresetName }, NOW)).option).toBe(
       'layout.preset',
     );
+  });
+
+  it('rejects an unknown key, naming it and listing the keys a layout has', () => {
+    const error = configError(() => resolveLayout({ preset: 'js-safe', sequenceBit: 14 } as LayoutOptions, NOW));
+    expect(error.option).toBe('layout.sequenceBit');
+    expect(error.message).toContain('`layout.sequenceBit`');
+    expect(error.message).toMatch(/did you mean `sequenceBits`\?/);
+    expect(error.message).toContain(
+      'preset, epoch, timeUnitMs, timestampBits, datacenterBits, workerBits, sequenceBits, minLifetimeYears',
+    );
+  });
+
+  it('names the first of several unknown keys and lists the others', () => {
+    const error = configError(() => resolveLayout({ bits: 1, shards: 2 } as unknown as LayoutOptions, NOW));
+    expect(error.option).toBe('layout.bits');
+    expect(error.message).toMatch(/also unknown: shards/);
+    expect(error.message).not.toMatch(/did you mean/);
+  });
+
+  it.each([[42], [null], [true], [[]], [() => ({})], [42n]])(
+    'rejects the layout %p, listing presets and keys',
+    (layout) => {
+      const error = configError(() => resolveLayout(layout as unknown as LayoutOptions, NOW));
+      expect(error.option).toBe('layout');
+      expect(error.message).toMatch(/a preset name \(twitter, default, js-safe\)/);
+      expect(error.message).toMatch(/the keys preset, epoch,/);
+    },
+  );
+
+  it('takes a preset name for { preset }, undefined for the default, and keys given as undefined', () => {
+    expect(resolveLayout('twitter', NOW)).toEqual(resolveLayout({ preset: 'twitter' }, NOW));
+    expect(resolveLayout(undefined, NOW)).toEqual(resolveLayout({ preset: 'default' }, NOW));
+    expect(resolveLayout({ preset: undefined, sequenceBits: undefined }, NOW)).toEqual(resolveLayout({}, NOW));
+    expect(configError(() => resolveLayout('instagram' as LayoutPresetName, NOW)).option).toBe('layout.preset');
   });
 
   it('lets options override a preset field by field', () => {

@@ -139,7 +139,7 @@ describe('SnowflakeModule in a Nest TestingModule', () => {
     expectWorkingService(moduleRef, 21, 2);
   });
 
-  it("workerId: 'hostname' takes the host name's trailing number", async () => {
+  it("workerId: 'hostname' takes a StatefulSet pod's ordinal", async () => {
     moduleRef = await boot([SnowflakeModule.forRoot({ workerId: 'hostname', hostname: 'api-3' })]);
     expectWorkingService(moduleRef, 3, 0);
     expect(moduleRef.get(IdService).status().source).toBe('hostname');

@@ -79,10 +79,36 @@ describe('module options are validated at bootstrap', () => {
     expect((await bootstrapError({ workerId: 1, datacenterId: 1 })).option).toBe('datacenterId');
   });
 
-  it("fails with workerId: 'hostname' on a host name without a trailing number", async () => {
+  it("fails with workerId: 'hostname' on a host name without an ordinal", async () => {
     const error = await bootstrapError({ workerId: 'hostname', hostname: 'api' });
     expect(error.option).toBe('workerId');
     expect(error.message).toMatch(/StatefulSet/);
+  });
+
+  it.each([['worker42'], ['a1b2c3d4e5f6'], ['api-7d9f8b6c5-x2k45']])(
+    "fails with workerId: 'hostname' on %p, which is not a StatefulSet pod name",
+    async (hostname) => {
+      const error = await bootstrapError({ workerId: 'hostname', hostname });
+      expect(error.option).toBe('workerId');
+      expect(error.message).toContain(JSON.stringify(hostname));
+      expect(error.message).toMatch(/StatefulSet pod name/);
+      expect(error.message).toMatch(/set `workerId` to a number/);
+    },
+  );
+
+  it("boots with workerId: 'hostname' on a StatefulSet pod name, taking its ordinal", async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [SnowflakeModule.forRoot({ workerId: 'hostname', hostname: 'api-7' })],
+    })
+      .setLogger(quiet)
+      .compile();
+    await moduleRef.init();
+    try {
+      const service = moduleRef.get(IdService);
+      expect(service.decode(service.next()).workerId).toBe(7);
+    } finally {
+      await moduleRef.close();
+    }
   });
 
   it("fails with workerId: 'hostname' when the ordinal does not fit the layout", async () => {
@@ -97,6 +123,28 @@ describe('module options are validated at bootstrap', () => {
     expect((await bootstrapError({ workerId: 1, layout: { epoch: Date.now() + 3_600_000 } })).option).toBe(
       'layout.epoch',
     );
+  });
+
+  it('fails with an unknown layout key or a layout that is neither a preset name nor an object', async () => {
+    const typo = await bootstrapError({ workerId: 1, layout: { preset: 'js-safe', sequenceBit: 14 } });
+    expect(typo.option).toBe('layout.sequenceBit');
+    expect(typo.message).toMatch(/sequenceBits/);
+    for (const layout of [42, null, ['twitter']]) {
+      const error = await bootstrapError({ workerId: 1, layout });
+      expect(error.option).toBe('layout');
+      expect(error.message).toMatch(/twitter, default, js-safe/);
+    }
+  });
+
+  it('boots with layout undefined (the default) or a preset name', async () => {
+    for (const [layout, sequenceBits] of [
+      [undefined, 12],
+      ['js-safe', 9],
+      [{ preset: 'twitter' }, 12],
+    ] as const) {
+      const service = await bootstrap(SnowflakeModule.forRoot({ workerId: 1, layout }));
+      expect(service.layout.sequenceBits).toBe(sequenceBits);
+    }
   });
 
   it('fails with negative or non-numeric time options', async () => {
