@@ -24,7 +24,11 @@ local function ensure_marker(meta, candidate, settle_ms, config)
   local marker = redis.call('HGET', meta, 'marker')
   if not marker or redis.call('HGET', meta, 'server') ~= server then
     marker = candidate
-    redis.call('HSET', meta, 'marker', marker, 'created', now, 'settleMs', settle_ms, 'server', server, 'config', config)
+    -- Where the meta survived (a restart with persistence, a failover), its configuration and settling time stand:
+    -- the holders from before the change run with them, whoever comes first after it.
+    local settled = tonumber(redis.call('HGET', meta, 'settleMs') or '0')
+    redis.call('HSET', meta, 'marker', marker, 'created', now, 'settleMs', math.max(settle_ms, settled), 'server', server)
+    redis.call('HSETNX', meta, 'config', config)
   end
   return marker
 end
@@ -52,6 +56,7 @@ end
  * Reply: {'ok', id, floor (previous ceiling, or -1), server ms, marker, expiry}
  *      | {'settling', wait ms, server ms} | {'exhausted', held count, server ms}
  *      | {'mismatch', the namespace's configuration, live leases, server ms}
+ *      | {'busy', server ms} (live leases passed over at the cursor; claim again)
  */
 export const CLAIM_SCRIPT = `${PRELUDE}
 local prefix, token, ttl, count = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
@@ -65,8 +70,13 @@ local recorded = redis.call('HGET', KEYS[1], 'config')
 if recorded ~= config then
   local live = redis.call('ZCOUNT', KEYS[3], '(' .. now, '+inf')
   if recorded and live > 0 then return {'mismatch', recorded, live, now} end
-  -- No live holder: the namespace takes this configuration from now on.
+  -- No live holder: the namespace takes this configuration from now on, and its TTL as the settling time unless a
+  -- settling is under way.
   redis.call('HSET', KEYS[1], 'config', config)
+  local created = tonumber(redis.call('HGET', KEYS[1], 'created'))
+  if now >= created + tonumber(redis.call('HGET', KEYS[1], 'settleMs')) then
+    redis.call('HSET', KEYS[1], 'settleMs', ttl)
+  end
 end
 
 -- While the namespace settles no ID is handed out: not a never-used one, nor an expired one whose record may be
@@ -80,13 +90,14 @@ local id = nil
 local floor = -1
 local cursor = tonumber(redis.call('GET', KEYS[2]) or '0')
 -- A never-used ID has no live lease; one that has (the cursor key was evicted, against the documented
--- noeviction policy) is passed over, a few at a time, rather than handed to a second owner.
+-- noeviction policy) is passed over, a few at a time, rather than handed to a second owner. So is an excluded one
+-- (after a data loss the cursor starts again and may meet the ID a switch moves away from).
 local skips = 0
 while id == nil and cursor < count and skips < 16 do
   local candidate = tostring(cursor)
   cursor = cursor + 1
   local expiry_of = redis.call('ZSCORE', KEYS[3], candidate)
-  if expiry_of and tonumber(expiry_of) > now then
+  if excluded[candidate] or (expiry_of and tonumber(expiry_of) > now) then
     skips = skips + 1
   else
     id = candidate
@@ -105,6 +116,8 @@ if id == nil then
     end
     offset = offset + #found
   end
+  -- Never-used IDs remain beyond the ones passed over: not exhausted, the caller claims again at once.
+  if id == nil and cursor < count then return {'busy', now} end
   if id == nil then
     return {'exhausted', redis.call('ZCOUNT', KEYS[3], '(' .. now, '+inf'), now}
   end
@@ -120,8 +133,9 @@ return {'ok', tonumber(id), floor, now, marker, expiry}
 `;
 
 /**
- * Renews a lease and raises its ceiling, only while the token still owns the ID and the namespace marker is the
- * one the holder claimed under (a new marker means Redis may have lost writes).
+ * Renews a lease and raises its ceiling, only while the token still owns the ID, the namespace marker is the one the
+ * holder claimed under (a new marker means Redis may have lost writes) and the namespace runs the holder's
+ * configuration.
  *
  * KEYS[1] meta, KEYS[2] expiry
  * ARGV[1] record key, ARGV[2] id, ARGV[3] token, ARGV[4] ttl ms, ARGV[5] new ceiling (holder ms), ARGV[6] marker,
@@ -133,6 +147,8 @@ export const RENEW_SCRIPT = `${PRELUDE}
 local key, id, token, ttl = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
 local marker = ensure_marker(KEYS[1], token, ttl, ARGV[7])
 if marker ~= ARGV[6] then return {'lost', 'marker', now} end
+-- The namespace took another configuration while this holder was paused past its lease: it must not go on.
+if redis.call('HGET', KEYS[1], 'config') ~= ARGV[7] then return {'lost', 'config', now} end
 local owner = redis.call('HGET', key, 'token')
 if owner ~= token then return {'lost', owner and 'taken' or 'missing', now} end
 local ceiling = math.max(tonumber(redis.call('HGET', key, 'ceiling') or '0'), tonumber(ARGV[5]))

@@ -30,7 +30,8 @@ type ClaimReply =
   | { kind: 'ok'; id: number; floorMs: number; serverMs: number; marker: string; expiry: number }
   | { kind: 'settling'; waitMs: number }
   | { kind: 'exhausted'; held: number }
-  | { kind: 'mismatch'; recorded: string; live: number };
+  | { kind: 'mismatch'; recorded: string; live: number }
+  | { kind: 'busy' };
 
 /**
  * How a lease was given back: released by its token, or, when the record was no longer ours, left with a note of
@@ -284,6 +285,7 @@ export class RedisWorkerSource implements WorkerIdSource {
         }
         throw new LeaseExhaustedError(this.settings.namespace, reply.held, this.settings.idCount, skip.length);
       }
+      if (reply.kind === 'busy') continue;
       if (reply.kind === 'mismatch') {
         throw new LeaseConfigMismatchError(this.settings.namespace, reply.recorded, this.settings.config, reply.live);
       }
@@ -374,6 +376,7 @@ export class RedisWorkerSource implements WorkerIdSource {
     if (status === 'settling') return { kind: 'settling', waitMs: Number(reply[1]) };
     if (status === 'exhausted') return { kind: 'exhausted', held: Number(reply[1]) };
     if (status === 'mismatch') return { kind: 'mismatch', recorded: String(reply[1]), live: Number(reply[2]) };
+    if (status === 'busy') return { kind: 'busy' };
     throw new Error(`unexpected claim reply ${JSON.stringify(reply)}`);
   }
 
@@ -691,6 +694,8 @@ function describeLoss(reason: string): string {
       return 'its record is gone from Redis';
     case 'taken':
       return 'another instance holds it now';
+    case 'config':
+      return 'the namespace took another layout or TTL while this holder was paused past its lease';
     default:
       return reason;
   }

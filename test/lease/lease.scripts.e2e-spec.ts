@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { CLAIM_SCRIPT, NOTE_SCRIPT, RELEASE_SCRIPT } from '../../lib/lease/lease.scripts.js';
+import { CLAIM_SCRIPT, NOTE_SCRIPT, RELEASE_SCRIPT, RENEW_SCRIPT } from '../../lib/lease/lease.scripts.js';
 import { RedisServer } from '../support/redis-server.js';
 
 /**
@@ -22,7 +22,11 @@ describe('lease scripts (real redis-server)', () => {
     prefix: `snowflake:{${tag}}:w:`,
   });
 
-  async function claim(token: string, idCount: number, holderNow = Date.now()): Promise<unknown[]> {
+  async function claim(
+    token: string,
+    idCount: number,
+    { excluded = '', config = CONFIG, ttl = TTL } = {},
+  ): Promise<unknown[]> {
     const { meta, cursor, expiry, prefix } = keys();
     return (await redis.eval(
       CLAIM_SCRIPT,
@@ -32,13 +36,31 @@ describe('lease scripts (real redis-server)', () => {
       expiry,
       prefix,
       token,
-      TTL,
+      ttl,
       idCount,
-      holderNow,
+      Date.now(),
       'test-host',
       1,
-      '',
-      CONFIG,
+      excluded,
+      config,
+    )) as unknown[];
+  }
+
+  /** RENEW by `token` of ID `id` under `marker`, with this configuration. */
+  async function renew(id: number, token: string, marker: unknown, config = CONFIG): Promise<unknown[]> {
+    const { meta, expiry, prefix } = keys();
+    return (await redis.eval(
+      RENEW_SCRIPT,
+      2,
+      meta,
+      expiry,
+      prefix + id,
+      id,
+      token,
+      TTL,
+      Date.now() + TTL,
+      String(marker),
+      config,
     )) as unknown[];
   }
 
@@ -98,45 +120,47 @@ describe('lease scripts (real redis-server)', () => {
   it('refuses a claim under another configuration while a lease is live, and takes it once none is', async () => {
     const now = Date.now();
     expect((await claim('a', 4))[0]).toBe('ok');
-    const { meta, cursor, expiry, prefix } = keys();
-    const other = 'ttlMs=2000 layout=test';
-    const mismatch = (await redis.eval(
-      CLAIM_SCRIPT,
-      3,
-      meta,
-      cursor,
-      expiry,
-      prefix,
-      'b',
-      2000,
-      4,
-      now,
-      'h',
-      1,
-      '',
-      other,
-    )) as unknown[];
-    expect(mismatch.slice(0, 3)).toEqual(['mismatch', CONFIG, 1]);
+    const { meta } = keys();
+    const other = { config: 'ttlMs=2000 layout=test', ttl: 2000 };
+    expect((await claim('b', 4, other)).slice(0, 3)).toEqual(['mismatch', CONFIG, 1]);
     expect(await redis.hget(meta, 'config')).toBe(CONFIG);
 
     await release(0, 'a', now);
-    const taken = (await redis.eval(
-      CLAIM_SCRIPT,
-      3,
-      meta,
-      cursor,
-      expiry,
-      prefix,
-      'b',
-      2000,
-      4,
-      now,
-      'h',
-      1,
-      '',
-      other,
-    )) as unknown[];
-    expect(taken[0]).toBe('ok');
-    expect(await redis.hget(meta, 'config')).toBe(other);
+    expect((await claim('b', 4, other))[0]).toBe('ok');
+    expect(await redis.hget(meta, 'config')).toBe(other.config);
+    expect(await redis.hget(meta, 'settleMs')).toBe('2000');
+  });
+
+  it('keeps the configuration and the longer settling time of a meta that survived a restart', async () => {
+    const [, , , , marker] = await claim('a', 4);
+    const { meta } = keys();
+    await redis.hset(meta, 'settleMs', 5000);
+    // As after a restart with persistence: the meta names another Redis process.
+    await redis.hset(meta, 'server', 'an-earlier-process');
+    const other = { config: 'ttlMs=500 layout=test', ttl: 500 };
+    expect((await claim('b', 4, other)).slice(0, 3)).toEqual(['mismatch', CONFIG, 1]);
+    expect(await redis.hget(meta, 'config')).toBe(CONFIG);
+    expect(await redis.hget(meta, 'settleMs')).toBe('5000');
+    expect(await redis.hget(meta, 'marker')).not.toBe(marker);
+    // The holder from before the restart sees the new marker at its next renewal.
+    expect((await renew(0, 'a', marker)).slice(0, 2)).toEqual(['lost', 'marker']);
+  });
+
+  it('tells a holder that the namespace took another configuration while it was paused that it lost its lease', async () => {
+    const [, id, , , marker] = await claim('a', 4);
+    expect((await renew(Number(id), 'a', marker))[0]).toBe('ok');
+    await redis.hset(keys().meta, 'config', 'ttlMs=2000 layout=test');
+    expect((await renew(Number(id), 'a', marker)).slice(0, 2)).toEqual(['lost', 'config']);
+  });
+
+  it('answers busy, not exhausted, when live leases fill the passed-over cursor range but never-used IDs remain', async () => {
+    for (let i = 0; i < 18; i++) expect((await claim(`t${i}`, 40)).slice(0, 2)).toEqual(['ok', i]);
+    await redis.del(keys().cursor);
+    expect((await claim('late', 40))[0]).toBe('busy');
+    expect((await claim('late', 40)).slice(0, 2)).toEqual(['ok', 18]);
+  });
+
+  it('passes over an excluded ID at the cursor too', async () => {
+    expect((await claim('a', 4, { excluded: '0' })).slice(0, 2)).toEqual(['ok', 1]);
   });
 });
