@@ -51,10 +51,12 @@ export class LeaseClient {
       this.client.connect().catch(() => undefined);
     }
     await new Promise<void>((resolve) => {
+      const client = this.client;
       const timer = setTimeout(done, timeoutMs);
-      this.client.once('ready', done);
+      client.once('ready', done);
       function done(): void {
         clearTimeout(timer);
+        client.removeListener?.('ready', done);
         resolve();
       }
     });

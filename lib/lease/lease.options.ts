@@ -10,6 +10,7 @@ export interface RedisClientLike {
   disconnect(): void;
   on(event: string, listener: (...args: unknown[]) => void): unknown;
   once(event: string, listener: (...args: unknown[]) => void): unknown;
+  removeListener?(event: string, listener: (...args: unknown[]) => void): unknown;
   /** Present on ioredis clients; called for a `lazyConnect` client that has not connected yet. */
   connect?(): Promise<unknown>;
   readonly status: string;
