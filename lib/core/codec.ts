@@ -140,8 +140,8 @@ export class SnowflakeCodec {
    * (every ID lies after it); one after the layout's last instant has no ID and throws.
    */
   minIdAt(date: Date | number): bigint {
-    if (this.instantMs(date) < this.layout.epoch) return 0n;
-    return BigInt(this.ticksOf(date, 'floor')) << this.timestampShift;
+    const from = this.instantMs(date) < this.layout.epoch ? this.layout.epoch : date;
+    return BigInt(this.ticksOf(from, 'floor')) << this.timestampShift;
   }
 
   /**
@@ -149,10 +149,8 @@ export class SnowflakeCodec {
    * one gives the last ID (every ID lies before it); one before the epoch has no ID and throws.
    */
   maxIdAt(date: Date | number): bigint {
-    const ticks = Math.floor((this.instantMs(date) - this.layout.epoch) / this.layout.timeUnitMs);
-    if (ticks > this.layout.maxTimestamp)
-      return (BigInt(this.layout.maxTimestamp) << this.timestampShift) | this.lowMask;
-    return (BigInt(this.ticksOf(date, 'floor')) << this.timestampShift) | this.lowMask;
+    const to = this.instantMs(date) > this.layout.lastTimestampMs ? this.layout.lastTimestampMs : date;
+    return (BigInt(this.ticksOf(to, 'floor')) << this.timestampShift) | this.lowMask;
   }
 
   /** Converts Unix ms to the layout's timestamp ticks, rejecting instants outside the field. */

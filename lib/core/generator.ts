@@ -3,12 +3,12 @@ import {
   BatchTooLargeError,
   ClockMovedBackError,
   SequenceExhaustedError,
-  SnowflakeConfigError,
   TimestampOverflowError,
   UnsafeNumberError,
   WorkerUnavailableError,
 } from './errors.js';
 import { assertNodeFits, type Layout } from './layout.js';
+import { nonNegativeOption } from './option-checks.js';
 import type { IssuePermit } from './permit.js';
 
 /**
@@ -364,13 +364,4 @@ export class SnowflakeGenerator {
       if (expired) throw new SequenceExhaustedError(waitMs, maxWaitMs);
     }
   }
-}
-
-/** The generator is public: its time options are checked like the module's, so a NaN cannot lift a bound. */
-function nonNegativeOption(option: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    throw new SnowflakeConfigError(option, `expected a non-negative number of milliseconds, got ${String(value)}.`);
-  }
-  return value;
 }

@@ -1,6 +1,6 @@
-import { inspect } from 'node:util';
 import { SnowflakeConfigError } from '../core/errors.js';
 import type { Layout } from '../core/layout.js';
+import { nonNegativeOption, positiveOption } from '../core/option-checks.js';
 import type { RedisClientLike, RedisLeaseOptions } from './lease.options.js';
 
 /** Lease options after validation, with every default filled in. @internal */
@@ -71,10 +71,10 @@ export function resolveLeaseSettings(options: RedisLeaseOptions, layout: Layout)
       `expected 1 to 100 characters of letters, digits and _ . : -, got ${JSON.stringify(namespace)}.`,
     );
   }
-  const ttlMs = positive('redis.ttlMs', options.ttlMs, 10_000);
+  const ttlMs = positiveOption('redis.ttlMs', options.ttlMs, 10_000);
   if (ttlMs < 1000) throw new SnowflakeConfigError('redis.ttlMs', `must be at least 1000 ms, got ${ttlMs}.`);
-  const renewIntervalMs = positive('redis.renewIntervalMs', options.renewIntervalMs, Math.floor(ttlMs / 4));
-  const fenceMarginMs = positive('redis.fenceMarginMs', options.fenceMarginMs, Math.floor(ttlMs / 5));
+  const renewIntervalMs = positiveOption('redis.renewIntervalMs', options.renewIntervalMs, Math.floor(ttlMs / 4));
+  const fenceMarginMs = positiveOption('redis.fenceMarginMs', options.fenceMarginMs, Math.floor(ttlMs / 5));
   if (renewIntervalMs + fenceMarginMs >= ttlMs) {
     throw new SnowflakeConfigError(
       'redis.renewIntervalMs',
@@ -103,13 +103,13 @@ export function resolveLeaseSettings(options: RedisLeaseOptions, layout: Layout)
     ttlMs,
     renewIntervalMs,
     fenceMarginMs,
-    maxFloorWaitMs: nonNegative('redis.maxFloorWaitMs', options.maxFloorWaitMs, 2000),
-    connectTimeoutMs: positive('redis.connectTimeoutMs', options.connectTimeoutMs, 2000),
-    bootstrapAttempts: positive('redis.bootstrapAttempts', options.bootstrapAttempts, 5),
-    retryBackoffMs: positive('redis.retryBackoffMs', options.retryBackoffMs, 200),
+    maxFloorWaitMs: nonNegativeOption('redis.maxFloorWaitMs', options.maxFloorWaitMs, 2000),
+    connectTimeoutMs: positiveOption('redis.connectTimeoutMs', options.connectTimeoutMs, 2000),
+    bootstrapAttempts: positiveOption('redis.bootstrapAttempts', options.bootstrapAttempts, 5),
+    retryBackoffMs: positiveOption('redis.retryBackoffMs', options.retryBackoffMs, 200),
     allocateDatacenter,
-    waitForReplicas: nonNegative('redis.waitForReplicas', options.waitForReplicas, 0),
-    waitForReplicasTimeoutMs: positive('redis.waitForReplicasTimeoutMs', options.waitForReplicasTimeoutMs, 500),
+    waitForReplicas: nonNegativeOption('redis.waitForReplicas', options.waitForReplicas, 0),
+    waitForReplicasTimeoutMs: positiveOption('redis.waitForReplicasTimeoutMs', options.waitForReplicasTimeoutMs, 500),
     idCount: 2 ** idBits,
     config: leaseConfig(layout, ttlMs),
   };
@@ -122,20 +122,4 @@ export function leaseConfig(layout: Layout, ttlMs: number): string {
     `ttlMs=${ttlMs} layout=${timestampBits}/${datacenterBits}/${workerBits}/${sequenceBits} ` +
     `unit=${timeUnitMs}ms epoch=${epoch}`
   );
-}
-
-function positive(option: string, value: unknown, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-    throw new SnowflakeConfigError(option, `expected a positive number, got ${inspect(value)}.`);
-  }
-  return value;
-}
-
-function nonNegative(option: string, value: unknown, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    throw new SnowflakeConfigError(option, `expected a non-negative number, got ${inspect(value)}.`);
-  }
-  return value;
 }

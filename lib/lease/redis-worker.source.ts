@@ -271,7 +271,6 @@ export class RedisWorkerSource implements WorkerIdSource {
         continue;
       }
       if (reply.kind === 'exhausted') {
-        const passedOver = skip.filter((id) => !excluded.includes(id));
         if (!excludedDropped && excluded.length > 0) {
           excludedDropped = true;
           // No other ID is free: take the one we switched away from back. Its record holds our exact last
@@ -280,7 +279,7 @@ export class RedisWorkerSource implements WorkerIdSource {
             `No other worker ID of namespace "${this.settings.namespace}" is free; claiming worker ID ` +
               `${excluded.join(', ')} again, above its last timestamp`,
           );
-          skip = passedOver;
+          skip = skip.filter((id) => !excluded.includes(id));
           continue;
         }
         throw new LeaseExhaustedError(this.settings.namespace, reply.held, this.settings.idCount, skip.length);
@@ -563,19 +562,17 @@ export class RedisWorkerSource implements WorkerIdSource {
     // The note comes before any new claim: the claim needs Redis as much as the note does, and without the note
     // the ID's next holder would be bounded by clock synchronisation alone.
     let backoff = this.settings.retryBackoffMs;
-    for (;;) {
+    for (let noted = false; !noted && !this.stopped;) {
       try {
         await this.note(lease, lastMs);
-        break;
+        noted = true;
       } catch (error) {
-        if (this.stopped) return;
         this.lastError = message(error);
         this.context!.logger.warn(
           `Could not leave a note of the last timestamp on worker ID ${lease.workerId} (${this.lastError}); ` +
             `retrying in ${backoff} ms`,
         );
         await this.sleep(backoff);
-        if (this.stopped) return;
         backoff = Math.min(backoff * 2, this.settings.renewIntervalMs);
       }
     }

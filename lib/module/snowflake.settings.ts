@@ -1,8 +1,8 @@
 import { hostname as osHostname } from 'node:os';
-import { inspect } from 'node:util';
 import { systemClock, type Clock } from '../core/clock.js';
 import { SnowflakeConfigError } from '../core/errors.js';
 import { assertNodeFits, resolveLayout, type Layout } from '../core/layout.js';
+import { nonNegativeOption } from '../core/option-checks.js';
 import { resolveLeaseSettings, type LeaseSettings } from '../lease/lease.settings.js';
 import { workerIdFromHostname } from '../worker/static.source.js';
 import type { SnowflakeModuleOptions } from './snowflake.options.js';
@@ -30,8 +30,8 @@ export function resolveSettings(options: SnowflakeModuleOptions | undefined): Sn
   const clock = options.clock ?? systemClock;
   if (typeof clock.now !== 'function')
     throw new SnowflakeConfigError('clock', 'expected an object with a now() method.');
-  const clockBackToleranceMs = nonNegative('clockBackToleranceMs', options.clockBackToleranceMs, 1000);
-  const maxSyncWaitMs = nonNegative('maxSyncWaitMs', options.maxSyncWaitMs, 10);
+  const clockBackToleranceMs = nonNegativeOption('clockBackToleranceMs', options.clockBackToleranceMs, 1000);
+  const maxSyncWaitMs = nonNegativeOption('maxSyncWaitMs', options.maxSyncWaitMs, 10);
   if (options.requireSafeNumbers === true && layout.totalBits > 53) {
     throw new SnowflakeConfigError(
       'requireSafeNumbers',
@@ -84,12 +84,4 @@ export function resolveSettings(options: SnowflakeModuleOptions | undefined): Sn
     datacenterId,
     worker: { kind: 'static', workerId: options.workerId },
   };
-}
-
-function nonNegative(option: string, value: unknown, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    throw new SnowflakeConfigError(option, `expected a non-negative number of milliseconds, got ${inspect(value)}.`);
-  }
-  return value;
 }

@@ -66,7 +66,8 @@ describe('Redis worker-ID lease (real redis-server)', () => {
         SnowflakeModule.forRoot({
           layout: LAYOUT,
           ...extra,
-          redis: { url: server.url, namespace, ttlMs: TTL, ...redis },
+          // A given client replaces the URL: the module takes exactly one of them.
+          redis: { ...(redis.client === undefined && { url: server.url }), namespace, ttlMs: TTL, ...redis },
         }),
       ],
     }).compile();
@@ -431,17 +432,8 @@ describe('Redis worker-ID lease (real redis-server)', () => {
     const client = new Redis(server.url, { lazyConnect: true });
     try {
       const started = Date.now();
-      const module = await Test.createTestingModule({
-        imports: [
-          SnowflakeModule.forRoot({
-            layout: LAYOUT,
-            redis: { client, namespace, ttlMs: TTL, connectTimeoutMs: 5000 },
-          }),
-        ],
-      }).compile();
-      modules.push(module);
-      await module.init();
-      expect(module.get(IdService).status().lease!.state).toBe('held');
+      const ids = await boot({}, { client, connectTimeoutMs: 5000 });
+      expect(ids.status().lease!.state).toBe('held');
       // One TTL of first-use settling, but not the 5 s connect timeout on top of it.
       expect(Date.now() - started).toBeLessThan(TTL + 3000);
     } finally {

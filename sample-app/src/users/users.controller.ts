@@ -26,15 +26,13 @@ export class UsersController {
   }
 
   /**
-   * Users created in a time range: `?from=` and `?to=` as ISO 8601 or Unix milliseconds. `from` defaults to (and
-   * is raised to) the layout's epoch, before which no ID exists; `to` defaults to now, and is lowered to the last
-   * instant the layout can hold.
+   * Users created in a time range: `?from=` and `?to=` as ISO 8601 or Unix milliseconds; `from` defaults to the
+   * layout's epoch and `to` to now. A range reaching past the layout's ends is cut to them by minIdAt / maxIdAt.
    */
   @Get()
   list(@Query('from') from?: string, @Query('to') to?: string): Promise<User[]> {
-    const { epoch, lastTimestampMs } = this.ids.layout;
-    const start = new Date(Math.max(from ? instant(from, 'from').getTime() : epoch, epoch));
-    const end = new Date(Math.min(to ? instant(to, 'to').getTime() : Date.now(), lastTimestampMs));
+    const start = from ? instant(from, 'from') : new Date(this.ids.layout.epoch);
+    const end = to ? instant(to, 'to') : new Date();
     if (start > end) throw new BadRequestException('from must not be after to.');
     return this.users.createdBetween(start, end);
   }
