@@ -9,6 +9,7 @@ export {
   SnowflakeError,
   TimestampOverflowError,
   UnsafeNumberError,
+  WorkerIdInUseError,
   WorkerUnavailableError,
 } from './core/errors.js';
 export { SnowflakeGenerator, type GeneratorOptions, type GeneratorStats } from './core/generator.js';
@@ -27,7 +28,12 @@ export { ParseSnowflakeIdPipe } from './http/parse-snowflake-id.pipe.js';
 export { SnowflakeExceptionFilter } from './http/snowflake-exception.filter.js';
 export { bigintsToStrings, snowflakeJsonReplacer } from './json/bigint-json.js';
 export { BigIntSerializerInterceptor } from './json/bigint-serializer.interceptor.js';
-export { LeaseConfigMismatchError, LeaseExhaustedError, RedisUnavailableError } from './lease/lease.errors.js';
+export {
+  ClockOutOfSyncError,
+  LeaseConfigMismatchError,
+  LeaseExhaustedError,
+  RedisUnavailableError,
+} from './lease/lease.errors.js';
 export type { RedisClientLike, RedisLeaseOptions } from './lease/lease.options.js';
 export { IdService, type SnowflakeStatus } from './module/id.service.js';
 export { SnowflakeModule } from './module/snowflake.module.js';

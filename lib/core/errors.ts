@@ -136,7 +136,11 @@ export class TimestampOverflowError extends SnowflakeError {
  */
 export class WorkerUnavailableError extends SnowflakeError {
   constructor(
-    readonly reason: 'not-started' | 'fenced' | 'lost' | 'switching' | 'stopped' | 'ceiling',
+    /**
+     * `clock`: the wall clock disagrees with the Redis server's by more than the lease allows (it stepped, or drifts);
+     * `settling`: Redis lost the namespace's data and no worker ID is handed out until earlier holders have stopped.
+     */
+    readonly reason: 'not-started' | 'fenced' | 'lost' | 'switching' | 'stopped' | 'ceiling' | 'clock' | 'settling',
     message: string,
   ) {
     super(message);
@@ -166,5 +170,24 @@ function describe(input: unknown): string {
   } catch {
     // Objects without a primitive form (a null prototype, a throwing toString) must not mask the real error.
     return `(${typeof input})`;
+  }
+}
+
+/**
+ * Two generators in one process were given the same worker ID (for example `SnowflakeModule.forRoot()` imported in
+ * two modules with the same static `workerId`). They would issue the same IDs, so the second one refuses to start.
+ *
+ * @publicApi
+ */
+export class WorkerIdInUseError extends SnowflakeError {
+  constructor(
+    readonly workerId: number,
+    readonly datacenterId: number,
+  ) {
+    super(
+      `Worker ID ${workerId} (datacenter ${datacenterId}) is already used by another SnowflakeModule in this process: ` +
+        'two generators on one worker ID issue the same IDs. Import SnowflakeModule.forRoot() once, with ' +
+        '`isGlobal: true`, and inject IdService wherever it is needed (or give each registration its own worker ID).',
+    );
   }
 }

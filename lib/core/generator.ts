@@ -143,8 +143,9 @@ export class SnowflakeGenerator {
   /** The next ID. @throws ClockMovedBackError, SequenceExhaustedError, WorkerUnavailableError, TimestampOverflowError */
   next(): bigint {
     // Clock first, permit second: a pause between the two must not slip past the fence.
-    const t = Math.floor((this.clock.now() - this.epoch) / this.unit);
-    const ceiling = this.permit === undefined ? NO_CEILING : this.permit.ceiling();
+    const now = this.clock.now();
+    const t = Math.floor((now - this.epoch) / this.unit);
+    const ceiling = this.permit === undefined ? NO_CEILING : this.permit.ceiling(now);
     if (t === this.last && this.sequence < this.maxSequence) {
       this.sequence++;
       this.counters.issued++;
@@ -158,8 +159,9 @@ export class SnowflakeGenerator {
    * {@link SequenceExhaustedError} at once, with the wait in `waitMs`. The building block of the async variants.
    */
   nextWithoutWaiting(): bigint {
-    const t = Math.floor((this.clock.now() - this.epoch) / this.unit);
-    const ceiling = this.permit === undefined ? NO_CEILING : this.permit.ceiling();
+    const now = this.clock.now();
+    const t = Math.floor((now - this.epoch) / this.unit);
+    const ceiling = this.permit === undefined ? NO_CEILING : this.permit.ceiling(now);
     return this.advanceOrContinue(t, ceiling, 0);
   }
 
@@ -195,9 +197,10 @@ export class SnowflakeGenerator {
     // One more millisecond, as in waitForNextTick: the wall clock counts whole ones.
     const deadline = monotonicNow() + this.maxSyncWaitMs + 1;
     while (out.length < count) {
-      const t = Math.floor(((reading ?? this.clock.now()) - this.epoch) / this.unit);
+      const now = reading ?? this.clock.now();
+      const t = Math.floor((now - this.epoch) / this.unit);
       reading = undefined;
-      const ceiling = this.permit === undefined ? NO_CEILING : this.permit.ceiling();
+      const ceiling = this.permit === undefined ? NO_CEILING : this.permit.ceiling(now);
       out.push(this.advanceOrContinue(t, ceiling, Math.max(0, Math.ceil(deadline - monotonicNow()))));
       this.fillTick(out, count);
     }
@@ -302,7 +305,7 @@ export class SnowflakeGenerator {
     // t === last and the sequence is used up: wait for the next tick, then ask the permit again, since the lease
     // may have fenced during the wait.
     const next = this.waitForNextTick(maxWaitMs);
-    return this.issueAt(next, this.permit === undefined ? NO_CEILING : this.permit.ceiling());
+    return this.issueAt(next, this.permit === undefined ? NO_CEILING : this.permit.ceiling(this.clock.now()));
   }
 
   private issueAt(t: number, ceiling: number): bigint {

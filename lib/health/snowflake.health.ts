@@ -39,7 +39,14 @@ export interface SnowflakeHealthOptions {
  * @publicApi
  */
 export type SnowflakeDownReason =
-  'not-configured' | 'no-worker-id' | 'lease-not-held' | 'lease-lapsing' | 'renewals-failing' | 'clock-behind';
+  | 'not-configured'
+  | 'no-worker-id'
+  | 'settling'
+  | 'lease-not-held'
+  | 'lease-lapsing'
+  | 'renewals-failing'
+  | 'clock-out-of-sync'
+  | 'clock-behind';
 
 /**
  * A terminus health indicator for the ID generator and its worker-ID lease. It reads `IdService.status()` only: a
@@ -116,6 +123,15 @@ function downReason(
   const { lease } = status;
   const minFenceInMs = options.minFenceInMs ?? (lease === undefined ? 0 : lease.lowestFenceInMs / 2);
 
+  if (lease !== undefined && lease.state === 'settling') {
+    return {
+      reason: 'settling',
+      message:
+        `Redis lost the data of namespace "${lease.namespace}" (restart, failover, flush or deleted keys), and this ` +
+        `instance could not take its worker ID back in time: it claims one once the namespace has settled, in ` +
+        `${lease.settlingInMs ?? '?'} ms.`,
+    };
+  }
   if (lease !== undefined && lease.state !== 'held') {
     return {
       reason: 'lease-not-held',
@@ -139,6 +155,14 @@ function downReason(
         lease.fenceInMs !== null && lease.fenceInMs > 0
           ? `The worker-ID lease fences itself in ${lease.fenceInMs} ms unless a renewal succeeds.${lastError(status)}`
           : `The worker-ID lease lapsed: it could not be renewed in time.${lastError(status)}`,
+    };
+  }
+  if (lease !== undefined && !lease.clockInSync) {
+    return {
+      reason: 'clock-out-of-sync',
+      message:
+        `The wall clock stands ${lease.clockOffsetMs ?? '?'} ms (± ${lease.clockErrorMs ?? '?'} ms) from the Redis ` +
+        `server's clock, beyond ${lease.maxClockOffsetMs} ms: no IDs are issued until they agree. Check NTP.`,
     };
   }
   if (status.clockBehindMs > maxClockBehindMs) {
@@ -175,6 +199,10 @@ function describe(status: SnowflakeStatus): Record<string, unknown> {
           lastRenewalAt: lease.lastRenewalAt === null ? null : new Date(lease.lastRenewalAt).toISOString(),
           renewalFailures: lease.renewalFailures,
           clockOffsetMs: lease.clockOffsetMs,
+          clockErrorMs: lease.clockErrorMs,
+          maxClockOffsetMs: lease.maxClockOffsetMs,
+          clockInSync: lease.clockInSync,
+          settlingInMs: lease.settlingInMs,
           switches: lease.switches,
         }),
     issued: status.issued,

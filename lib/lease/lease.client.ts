@@ -5,12 +5,12 @@ import type { LeaseSettings } from './lease.settings.js';
 /** The scripts' command names on the client (ioredis `defineCommand`: EVALSHA with a fallback to EVAL). */
 const COMMANDS = {
   claim: { name: 'snowflakeLeaseClaim', numberOfKeys: 3, lua: CLAIM_SCRIPT },
-  renew: { name: 'snowflakeLeaseRenew', numberOfKeys: 2, lua: RENEW_SCRIPT },
-  release: { name: 'snowflakeLeaseRelease', numberOfKeys: 1, lua: RELEASE_SCRIPT },
-  note: { name: 'snowflakeLeaseNote', numberOfKeys: 1, lua: NOTE_SCRIPT },
+  renew: { name: 'snowflakeLeaseRenew', numberOfKeys: 3, lua: RENEW_SCRIPT },
+  release: { name: 'snowflakeLeaseRelease', numberOfKeys: 3, lua: RELEASE_SCRIPT },
+  note: { name: 'snowflakeLeaseNote', numberOfKeys: 3, lua: NOTE_SCRIPT },
 } as const;
 
-type ScriptName = keyof typeof COMMANDS;
+export type ScriptName = keyof typeof COMMANDS;
 
 /**
  * The lease's connection to Redis: runs the scripts with a time limit per call, and closes the client only if
@@ -85,6 +85,14 @@ export class LeaseClient {
       'Redis WAIT',
     );
     return Number(acked);
+  }
+
+  /**
+   * Drops the connection and connects again: an ioredis Sentinel client then asks the Sentinels for the master
+   * afresh, instead of staying on a primary they replaced.
+   */
+  reconnect(): void {
+    (this.client.disconnect as (reconnect?: boolean) => void).call(this.client, true);
   }
 
   /** Closes the client if the lease created it; a client given by the app is left open. */

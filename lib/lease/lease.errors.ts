@@ -67,3 +67,28 @@ export class RedisUnavailableError extends SnowflakeError {
     );
   }
 }
+
+/**
+ * This instance's wall clock disagrees with the Redis server's clock by more than `redis.maxClockOffsetMs`, so it
+ * claims no worker ID: after a Redis data loss, the settling rule bounds earlier holders' IDs only for clocks that
+ * agree with the server's.
+ *
+ * @publicApi
+ */
+export class ClockOutOfSyncError extends SnowflakeError {
+  constructor(
+    readonly namespace: string,
+    /** Local wall clock minus Redis server clock, ms. */
+    readonly offsetMs: number,
+    /** Half the round trip of the measurement, ms. */
+    readonly errorMs: number,
+    readonly boundMs: number,
+  ) {
+    super(
+      `The wall clock of this instance stands ${Math.round(offsetMs)} ms from the Redis server's clock ` +
+        `(± ${Math.ceil(errorMs)} ms), beyond redis.maxClockOffsetMs (${boundMs} ms), so no worker ID of ` +
+        `namespace "${namespace}" is claimed. Synchronise the clocks of this machine and of Redis (NTP), or raise ` +
+        'redis.fenceMarginMs (with redis.ttlMs) to allow a larger offset.',
+    );
+  }
+}

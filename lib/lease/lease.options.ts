@@ -54,4 +54,19 @@ export interface RedisLeaseOptions {
   waitForReplicas?: number;
   /** The time limit of the `WAIT`. @default 500 */
   waitForReplicasTimeoutMs?: number;
+  /**
+   * The most this instance's wall clock may differ from the Redis server's clock (`TIME`, measured on every round
+   * trip, with half the round trip as its error) while it issues IDs. Beyond it `next()` refuses with
+   * `reason: 'clock'` until the clocks agree again. Must satisfy
+   * `fenceMarginMs >= clockBackToleranceMs + 2 * maxClockOffsetMs + time unit`.
+   * @default (fenceMarginMs - clockBackToleranceMs - time unit) / 2 (499 ms with the defaults)
+   */
+  maxClockOffsetMs?: number;
+  /**
+   * With an ioredis Sentinel client (`sentinels` and `name`): at each claim and renewal, confirm with a majority of
+   * the Sentinels that the server answering is the master, and fence when that cannot be confirmed. This keeps a
+   * holder that still reaches a primary the Sentinels replaced (a split brain) from issuing under a worker ID the
+   * promoted side hands out. @default true
+   */
+  confirmWithSentinels?: boolean;
 }

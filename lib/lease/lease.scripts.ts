@@ -5,33 +5,75 @@
  * - ceilings and notes are the holder's own ID-time milliseconds, the frame the IDs carry, so a new holder
  *   compares its own timestamps with them however skewed the machines' clocks are.
  *
- * Keys: `meta` (hash: marker, created, settleMs, server, config), `cursor` (the next never-used ID), `expiry` (sorted
- * set ID → lease expiry), and one hash per ID at `<recordPrefix><id>` (token, ceiling, noted, floor, claimed, host,
- * pid).
+ * Keys, the same three for every script: KEYS[1] `meta` (hash: marker, created, settleMs, server, config, and the
+ * mirrors `cursor` and `members` that reveal a partial loss), KEYS[2] `cursor` (the next never-used ID), KEYS[3]
+ * `expiry` (sorted set ID → lease expiry). One hash per ID at `<recordPrefix><id>` (token, marker, ceiling, noted,
+ * floor, claimed, host, pid).
+ *
+ * Arguments every script starts with: ARGV[1] ttl ms (the settling time of a marker this call creates), ARGV[2] the
+ * caller's configuration (recorded by a marker this call creates), ARGV[3] a fresh random token (the value of a
+ * marker this call creates).
+ *
+ * Every reply ends with the server time (ms) and the Redis process's `run_id`, so that the client measures its clock
+ * offset on every round trip and can ask Sentinel whether this process is the master.
  */
 
 /**
- * Shared prelude: server time, and the namespace marker. The marker is created on first use and created anew when
- * the Redis process serving the namespace changes (its `run_id`): a restart may have loaded an older snapshot, and a
- * promoted replica may have missed the last writes, so records may be stale even where keys survived. A new marker
- * starts settling and tells every holder at its next renewal that its lease is lost.
+ * Shared prelude: server time, the namespace marker and the check for a partial loss.
+ *
+ * The marker is created on first use and created anew when the Redis process serving the namespace changes (its
+ * `run_id`): a restart may have loaded an older snapshot, and a promoted replica may have missed the last writes, so
+ * records may be stale even where keys survived. It is also created anew when keys that must exist are gone while
+ * the meta survived (an operator's DEL, eviction, a cleanup by pattern): the meta mirrors the cursor and the number
+ * of IDs in the expiry set, and a mismatch is a loss, never "free". A new marker starts settling and tells every
+ * holder at its next renewal that its lease may be lost.
  */
 const PRELUDE = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local server = string.match(redis.call('INFO', 'server'), 'run_id:(%w+)')
-local function ensure_marker(meta, candidate, settle_ms, config)
-  local marker = redis.call('HGET', meta, 'marker')
-  if not marker or redis.call('HGET', meta, 'server') ~= server then
-    marker = candidate
-    -- Where the meta survived (a restart with persistence, a failover), its configuration and settling time stand:
-    -- the holders from before the change run with them, whoever comes first after it.
-    local settled = tonumber(redis.call('HGET', meta, 'settleMs') or '0')
-    redis.call('HSET', meta, 'marker', marker, 'created', now, 'settleMs', math.max(settle_ms, settled), 'server', server)
-    redis.call('HSETNX', meta, 'config', config)
-  end
+local META, CURSOR, EXPIRY = KEYS[1], KEYS[2], KEYS[3]
+local TTL, CONFIG, FRESH = tonumber(ARGV[1]), ARGV[2], ARGV[3]
+
+-- Starts a new marker: the namespace settles for the longer of this TTL and the one it settled with before (where
+-- the meta survived, its configuration stands: the holders from before the change run with it). The mirrors take
+-- the surviving keys as they are.
+local function new_marker()
+  local settled = tonumber(redis.call('HGET', META, 'settleMs') or '0')
+  redis.call('HSET', META, 'marker', FRESH, 'created', now, 'settleMs', math.max(TTL, settled), 'server', server,
+    'cursor', tonumber(redis.call('GET', CURSOR) or '0'), 'members', redis.call('ZCARD', EXPIRY))
+  redis.call('HSETNX', META, 'config', CONFIG)
+  return FRESH
+end
+
+local function partly_lost()
+  local cursor = tonumber(redis.call('GET', CURSOR) or '0')
+  local members = redis.call('ZCARD', EXPIRY)
+  return cursor ~= tonumber(redis.call('HGET', META, 'cursor') or '-1')
+    or members ~= tonumber(redis.call('HGET', META, 'members') or '-1')
+end
+
+local function ensure_marker()
+  local marker = redis.call('HGET', META, 'marker')
+  if not marker or redis.call('HGET', META, 'server') ~= server or partly_lost() then return new_marker() end
   return marker
 end
+
+local function settling_left()
+  local left = tonumber(redis.call('HGET', META, 'created')) + tonumber(redis.call('HGET', META, 'settleMs')) - now
+  return math.max(left, 0)
+end
+
+-- Every write to the expiry set goes through here, so that the mirror counts its members.
+local function set_expiry(id, score)
+  if redis.call('ZADD', EXPIRY, score, id) == 1 then redis.call('HINCRBY', META, 'members', 1) end
+end
+
+local function set_cursor(cursor)
+  redis.call('SET', CURSOR, cursor)
+  redis.call('HSET', META, 'cursor', cursor)
+end
+
 -- The lowest timestamp a new holder of a record must stay above: its ceiling, or a lost holder's note if higher.
 local function floor_of(key)
   local ceiling = tonumber(redis.call('HGET', key, 'ceiling') or '-1')
@@ -49,67 +91,67 @@ end
  * refused while any lease is live: settling lasts the TTL of whoever recreates the marker, so a holder with a longer
  * TTL could still be issuing when it ends, and a reused ID under another layout would not be covered by its floor.
  *
- * KEYS[1] meta, KEYS[2] cursor, KEYS[3] expiry
- * ARGV[1] record key prefix, ARGV[2] token, ARGV[3] ttl ms, ARGV[4] ID count, ARGV[5] holder clock ms,
- * ARGV[6] host, ARGV[7] pid, ARGV[8] excluded IDs (comma-separated, may be empty), ARGV[9] configuration
+ * ARGV[1..3] common, ARGV[4] record key prefix, ARGV[5] token, ARGV[6] ID count, ARGV[7] holder clock ms,
+ * ARGV[8] host, ARGV[9] pid, ARGV[10] excluded IDs (comma-separated, may be empty)
  *
- * Reply: {'ok', id, floor (previous ceiling, or -1), server ms, marker, expiry}
- *      | {'settling', wait ms, server ms} | {'exhausted', held count, server ms}
- *      | {'mismatch', the namespace's configuration, live leases, server ms}
- *      | {'busy', server ms} (live leases passed over at the cursor; claim again)
+ * Reply: {'ok', id, floor (previous ceiling, or -1), marker, expiry, now, run_id}
+ *      | {'settling', wait ms, now, run_id} | {'exhausted', held count, now, run_id}
+ *      | {'mismatch', the namespace's configuration, live leases, now, run_id}
+ *      | {'busy', now, run_id} (live leases passed over at the cursor; claim again)
  */
 export const CLAIM_SCRIPT = `${PRELUDE}
-local prefix, token, ttl, count = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
-local holder_now = tonumber(ARGV[5])
+local prefix, token, count = ARGV[4], ARGV[5], tonumber(ARGV[6])
+local holder_now = tonumber(ARGV[7])
 local excluded = {}
-for id in string.gmatch(ARGV[8], '[^,]+') do excluded[id] = true end
-local config = ARGV[9]
-local marker = ensure_marker(KEYS[1], token, ttl, config)
+for id in string.gmatch(ARGV[10], '[^,]+') do excluded[id] = true end
+local marker = ensure_marker()
 
-local recorded = redis.call('HGET', KEYS[1], 'config')
-if recorded ~= config then
-  local live = redis.call('ZCOUNT', KEYS[3], '(' .. now, '+inf')
-  if recorded and live > 0 then return {'mismatch', recorded, live, now} end
+local recorded = redis.call('HGET', META, 'config')
+if recorded ~= CONFIG then
+  local live = redis.call('ZCOUNT', EXPIRY, '(' .. now, '+inf')
+  if recorded and live > 0 then return {'mismatch', recorded, live, now, server} end
   -- No live holder: the namespace takes this configuration from now on, and its TTL as the settling time unless a
   -- settling is under way.
-  redis.call('HSET', KEYS[1], 'config', config)
-  local created = tonumber(redis.call('HGET', KEYS[1], 'created'))
-  if now >= created + tonumber(redis.call('HGET', KEYS[1], 'settleMs')) then
-    redis.call('HSET', KEYS[1], 'settleMs', ttl)
-  end
+  redis.call('HSET', META, 'config', CONFIG)
+  if settling_left() == 0 then redis.call('HSET', META, 'settleMs', TTL) end
 end
 
 -- While the namespace settles no ID is handed out: not a never-used one, nor an expired one whose record may be
--- stale. By the end of it, every holder from before a data loss has seen its lease lost or fenced itself.
-local settle_until = tonumber(redis.call('HGET', KEYS[1], 'created')) + tonumber(redis.call('HGET', KEYS[1], 'settleMs'))
-if now < settle_until then
-  return {'settling', settle_until - now, now}
-end
+-- stale. By the end of it, every holder from before a data loss has renewed (taking its ID back, or seeing it lost)
+-- or fenced itself.
+local left = settling_left()
+if left > 0 then return {'settling', left, now, server} end
 
 local id = nil
 local floor = -1
-local cursor = tonumber(redis.call('GET', KEYS[2]) or '0')
--- A never-used ID has no live lease; one that has (the cursor key was evicted, against the documented
--- noeviction policy) is passed over, a few at a time, rather than handed to a second owner. So is an excluded one
--- (after a data loss the cursor starts again and may meet the ID a switch moves away from).
+local cursor = tonumber(redis.call('GET', CURSOR) or '0')
+-- A never-used ID with a live lease (a holder took it back after a data loss reset the cursor) is passed over, a
+-- few at a time, rather than handed to a second owner. So is an excluded one, which joins the expiry set as
+-- expired so that it stays claimable later.
 local skips = 0
 while id == nil and cursor < count and skips < 16 do
   local candidate = tostring(cursor)
   cursor = cursor + 1
-  local expiry_of = redis.call('ZSCORE', KEYS[3], candidate)
-  if excluded[candidate] or (expiry_of and tonumber(expiry_of) > now) then
+  local expiry_of = redis.call('ZSCORE', EXPIRY, candidate)
+  if expiry_of and tonumber(expiry_of) > now then
     skips = skips + 1
+  elseif excluded[candidate] then
+    skips = skips + 1
+    if not expiry_of then
+      set_expiry(candidate, 0)
+      redis.call('HSETNX', prefix .. candidate, 'ceiling', -1)
+    end
   else
     id = candidate
     -- After a data loss the cursor starts again, but a lost holder's note may already sit on the record.
     if redis.call('EXISTS', prefix .. id) == 1 then floor = floor_of(prefix .. id) end
   end
 end
-redis.call('SET', KEYS[2], cursor)
+set_cursor(cursor)
 if id == nil then
   local offset = 0
   while id == nil do
-    local found = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now, 'LIMIT', offset, 8)
+    local found = redis.call('ZRANGEBYSCORE', EXPIRY, '-inf', now, 'LIMIT', offset, 8)
     if #found == 0 then break end
     for _, candidate in ipairs(found) do
       if not excluded[candidate] then id = candidate break end
@@ -117,45 +159,73 @@ if id == nil then
     offset = offset + #found
   end
   -- Never-used IDs remain beyond the ones passed over: not exhausted, the caller claims again at once.
-  if id == nil and cursor < count then return {'busy', now} end
+  if id == nil and cursor < count then return {'busy', now, server} end
   if id == nil then
-    return {'exhausted', redis.call('ZCOUNT', KEYS[3], '(' .. now, '+inf'), now}
+    return {'exhausted', redis.call('ZCOUNT', EXPIRY, '(' .. now, '+inf'), now, server}
   end
-  if redis.call('EXISTS', prefix .. id) == 1 then floor = floor_of(prefix .. id) end
+  -- Every ID in the expiry set has a record: one that is gone was deleted, and with it the floor of that ID.
+  if redis.call('EXISTS', prefix .. id) == 0 then
+    new_marker()
+    return {'settling', settling_left(), now, server}
+  end
+  floor = floor_of(prefix .. id)
 end
 
 local key = prefix .. id
-local ceiling = math.max(holder_now, floor) + ttl
-local expiry = now + ttl
-redis.call('HSET', key, 'token', token, 'ceiling', ceiling, 'floor', floor, 'claimed', now, 'host', ARGV[6], 'pid', ARGV[7])
-redis.call('ZADD', KEYS[3], expiry, id)
-return {'ok', tonumber(id), floor, now, marker, expiry}
+local ceiling = math.max(holder_now, floor) + TTL
+local expiry = now + TTL
+redis.call('HSET', key, 'token', token, 'marker', marker, 'ceiling', ceiling, 'floor', floor, 'claimed', now,
+  'host', ARGV[8], 'pid', ARGV[9])
+set_expiry(id, expiry)
+return {'ok', tonumber(id), floor, marker, expiry, now, server}
 `;
 
 /**
- * Renews a lease and raises its ceiling, only while the token still owns the ID, the namespace marker is the one the
- * holder claimed under (a new marker means Redis may have lost writes) and the namespace runs the holder's
- * configuration.
+ * Renews a lease and raises its ceiling, while the token still owns the ID under the marker the holder claimed
+ * under and the namespace runs the holder's configuration.
  *
- * KEYS[1] meta, KEYS[2] expiry
- * ARGV[1] record key, ARGV[2] id, ARGV[3] token, ARGV[4] ttl ms, ARGV[5] new ceiling (holder ms), ARGV[6] marker,
- * ARGV[7] configuration (recorded if this renewal is the first to see a new marker)
+ * When the marker changed (Redis lost its data, restarted from a snapshot, failed over, or lost some keys), the
+ * holder takes its ID back into the new data, but only with proof that its lease had not lapsed when this request
+ * arrived: the previous lease's expiry (server ms, from the last confirmed renewal) must lie more than a margin
+ * ahead of this server's time, the namespace must still be settling (no ID has been handed out since the loss), and
+ * no other holder may have taken the ID back under the new marker. A holder paused past its lease fails the first
+ * test even when its request was written before the pause. Taking it back restores the record's ceiling.
  *
- * Reply: {'ok', server ms, expiry} | {'lost', reason, server ms}
+ * ARGV[1..3] common, ARGV[4] record key, ARGV[5] id, ARGV[6] token, ARGV[7] new ceiling (holder ms), ARGV[8] the
+ * holder's marker, ARGV[9] the previous lease's expiry (server ms), ARGV[10] the margin of that test (ms)
+ *
+ * Reply: {'ok', expiry, marker, now, run_id} | {'recovered', expiry, marker, now, run_id}
+ *      | {'lost', reason, now, run_id}
  */
 export const RENEW_SCRIPT = `${PRELUDE}
-local key, id, token, ttl = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
-local marker = ensure_marker(KEYS[1], token, ttl, ARGV[7])
-if marker ~= ARGV[6] then return {'lost', 'marker', now} end
+local key, id, token = ARGV[4], ARGV[5], ARGV[6]
+local wanted_ceiling, held_marker = tonumber(ARGV[7]), ARGV[8]
+local previous_expiry, margin = tonumber(ARGV[9]), tonumber(ARGV[10])
+local marker = ensure_marker()
+-- The holder's record is gone while the rest survived: a partial loss, which makes the whole namespace settle.
+if marker == held_marker and redis.call('EXISTS', key) == 0 then marker = new_marker() end
+local expiry = now + TTL
+if marker ~= held_marker then
+  if now + margin >= previous_expiry then return {'lost', 'marker', now, server} end
+  if settling_left() == 0 then return {'lost', 'marker', now, server} end
+  local owner = redis.call('HGET', key, 'token')
+  if owner and owner ~= token and redis.call('HGET', key, 'marker') == marker then
+    return {'lost', 'taken', now, server}
+  end
+  redis.call('HSETNX', META, 'config', CONFIG)
+  local ceiling = math.max(floor_of(key), wanted_ceiling)
+  redis.call('HSET', key, 'token', token, 'marker', marker, 'ceiling', ceiling, 'claimed', now)
+  set_expiry(id, expiry)
+  return {'recovered', expiry, marker, now, server}
+end
 -- The namespace took another configuration while this holder was paused past its lease: it must not go on.
-if redis.call('HGET', KEYS[1], 'config') ~= ARGV[7] then return {'lost', 'config', now} end
+if redis.call('HGET', META, 'config') ~= CONFIG then return {'lost', 'config', now, server} end
 local owner = redis.call('HGET', key, 'token')
-if owner ~= token then return {'lost', owner and 'taken' or 'missing', now} end
-local ceiling = math.max(tonumber(redis.call('HGET', key, 'ceiling') or '0'), tonumber(ARGV[5]))
-local expiry = now + ttl
+if owner ~= token then return {'lost', owner and 'taken' or 'missing', now, server} end
+local ceiling = math.max(tonumber(redis.call('HGET', key, 'ceiling') or '0'), wanted_ceiling)
 redis.call('HSET', key, 'ceiling', ceiling)
-redis.call('ZADD', KEYS[2], expiry, id)
-return {'ok', now, expiry}
+set_expiry(id, expiry)
+return {'ok', expiry, marker, now, server}
 `;
 
 /**
@@ -163,37 +233,37 @@ return {'ok', now, expiry}
  * start right after it, and marks the ID expired now. A note a lost holder left (`noted`) stays: the next holder's
  * floor is the higher of the two.
  *
- * KEYS[1] expiry
- * ARGV[1] record key, ARGV[2] id, ARGV[3] token, ARGV[4] last issued timestamp (holder ms)
+ * ARGV[1..3] common, ARGV[4] record key, ARGV[5] id, ARGV[6] token, ARGV[7] last issued timestamp (holder ms)
  *
- * Reply: {'released', server ms} | {'not-owner', server ms}
+ * Reply: {'released', now, run_id} | {'not-owner', now, run_id}
  */
 export const RELEASE_SCRIPT = `${PRELUDE}
-local key, id, token = ARGV[1], ARGV[2], ARGV[3]
-if redis.call('HGET', key, 'token') ~= token then return {'not-owner', now} end
-redis.call('HSET', key, 'ceiling', ARGV[4])
+local key, id, token = ARGV[4], ARGV[5], ARGV[6]
+ensure_marker()
+if redis.call('HGET', key, 'token') ~= token then return {'not-owner', now, server} end
+redis.call('HSET', key, 'ceiling', ARGV[7])
 redis.call('HDEL', key, 'token')
-redis.call('ZADD', KEYS[1], now, id)
-return {'released', now}
+set_expiry(id, now)
+return {'released', now, server}
 `;
 
 /**
- * Leaves a note of a lost holder's last issued timestamp on the record (raising the ceiling and `noted`, never
- * lowering them), so that whoever holds the ID next starts above it. A record that vanished with Redis's data is recreated as an
- * expired lease carrying the note.
+ * Leaves a note of a holder's last issued timestamp on the record (raising the ceiling and `noted`, never lowering
+ * them), so that whoever holds the ID next starts above it. A record that vanished with Redis's data is recreated
+ * as an expired lease carrying the note.
  *
- * KEYS[1] expiry
- * ARGV[1] record key, ARGV[2] id, ARGV[3] last issued timestamp (holder ms)
+ * ARGV[1..3] common, ARGV[4] record key, ARGV[5] id, ARGV[6] last issued timestamp (holder ms)
  *
- * Reply: {'noted', server ms}
+ * Reply: {'noted', now, run_id}
  */
 export const NOTE_SCRIPT = `${PRELUDE}
-local key, id, last = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local key, id, last = ARGV[4], ARGV[5], tonumber(ARGV[6])
+ensure_marker()
 local ceiling = tonumber(redis.call('HGET', key, 'ceiling') or '-1')
 local noted = tonumber(redis.call('HGET', key, 'noted') or '-1')
 if last > ceiling then redis.call('HSET', key, 'ceiling', last) end
 -- Kept apart from the ceiling, which the current holder's release lowers to its own last timestamp.
 if last > noted then redis.call('HSET', key, 'noted', last) end
-if redis.call('ZSCORE', KEYS[1], id) == false then redis.call('ZADD', KEYS[1], now, id) end
-return {'noted', now}
+if redis.call('ZSCORE', EXPIRY, id) == false then set_expiry(id, now) end
+return {'noted', now, server}
 `;

@@ -18,6 +18,16 @@ export interface LeaseSettings {
   allocateDatacenter: boolean;
   waitForReplicas: number;
   waitForReplicasTimeoutMs: number;
+  /**
+   * The most the holder's wall clock may differ from the Redis server's (measured offset plus half the round trip)
+   * while it issues IDs. Derived so that `fenceMarginMs >= clockBackToleranceMs + 2 * maxClockOffsetMs + unit`: the
+   * argument is in the README's guarantees.
+   */
+  maxClockOffsetMs: number;
+  /** The generator's clock-back tolerance, which the lease's arithmetic must cover. */
+  clockBackToleranceMs: number;
+  /** With an ioredis Sentinel client: confirm the master with a majority of the Sentinels at each renewal. */
+  confirmWithSentinels: boolean;
   /** How many IDs the lease hands out: worker IDs, or datacenter and worker IDs together. */
   idCount: number;
   /**
@@ -30,8 +40,16 @@ export interface LeaseSettings {
 
 const NAMESPACE = /^[A-Za-z0-9_.:-]{1,100}$/;
 
-/** Validates lease options at bootstrap. @internal */
-export function resolveLeaseSettings(options: RedisLeaseOptions, layout: Layout): LeaseSettings {
+/**
+ * Validates lease options at bootstrap, with the module's `clockBackToleranceMs` (given or not): with a lease its
+ * default is the lower of 1000 ms and half the fence margin, so that a short TTL still leaves room for the clock
+ * check. @internal
+ */
+export function resolveLeaseSettings(
+  options: RedisLeaseOptions,
+  layout: Layout,
+  givenClockBackToleranceMs?: unknown,
+): LeaseSettings {
   if (options === null || typeof options !== 'object') {
     throw new SnowflakeConfigError('redis', 'expected an object: { url: "redis://…" } or { client: new Redis(…) }.');
   }
@@ -82,6 +100,12 @@ export function resolveLeaseSettings(options: RedisLeaseOptions, layout: Layout)
         'or the holder would fence itself between two healthy renewals. Renew more often (ttlMs / 4 is the default).',
     );
   }
+  const { clockBackToleranceMs, maxClockOffsetMs } = resolveClockBounds(
+    options,
+    layout,
+    fenceMarginMs,
+    givenClockBackToleranceMs,
+  );
   const allocateDatacenter = options.allocateDatacenter === true;
   const idBits = layout.workerBits + (allocateDatacenter ? layout.datacenterBits : 0);
   if (idBits === 0) {
@@ -110,9 +134,43 @@ export function resolveLeaseSettings(options: RedisLeaseOptions, layout: Layout)
     allocateDatacenter,
     waitForReplicas: nonNegativeOption('redis.waitForReplicas', options.waitForReplicas, 0),
     waitForReplicasTimeoutMs: positiveOption('redis.waitForReplicasTimeoutMs', options.waitForReplicasTimeoutMs, 500),
+    maxClockOffsetMs,
+    clockBackToleranceMs,
+    confirmWithSentinels: options.confirmWithSentinels !== false,
     idCount: 2 ** idBits,
     config: leaseConfig(layout, ttlMs),
   };
+}
+
+/**
+ * The clock bounds of a lease and the check that they fit together. After a data loss, a holder from before it
+ * issued its last ID before its fence, at least `fenceMarginMs` before settling ends, with a timestamp at most
+ * `maxClockOffsetMs + clockBackToleranceMs` ahead of the Redis server's clock; the next holder issues at least
+ * `maxClockOffsetMs` (and one time unit) behind it. The margin must cover both.
+ */
+function resolveClockBounds(
+  options: RedisLeaseOptions,
+  layout: Layout,
+  fenceMarginMs: number,
+  givenClockBackToleranceMs: unknown,
+): { clockBackToleranceMs: number; maxClockOffsetMs: number } {
+  const clockBackToleranceMs = nonNegativeOption(
+    'clockBackToleranceMs',
+    givenClockBackToleranceMs,
+    Math.min(1000, Math.floor(fenceMarginMs / 2)),
+  );
+  const room = fenceMarginMs - clockBackToleranceMs - layout.timeUnitMs;
+  const maxClockOffsetMs = positiveOption('redis.maxClockOffsetMs', options.maxClockOffsetMs, Math.floor(room / 2));
+  if (maxClockOffsetMs < 1 || 2 * maxClockOffsetMs > room) {
+    throw new SnowflakeConfigError(
+      'redis.fenceMarginMs',
+      `fenceMarginMs (${fenceMarginMs}) must be at least clockBackToleranceMs (${clockBackToleranceMs}) + 2 × ` +
+        `redis.maxClockOffsetMs (${options.maxClockOffsetMs ?? 'derived'}) + the time unit (${layout.timeUnitMs} ms), ` +
+        'or IDs issued before a Redis data loss could repeat after it. Raise redis.fenceMarginMs (or redis.ttlMs), ' +
+        'lower clockBackToleranceMs, or lower redis.maxClockOffsetMs.',
+    );
+  }
+  return { clockBackToleranceMs, maxClockOffsetMs };
 }
 
 /** The namespace configuration string, readable in error messages and in Redis (`HGET …:meta config`). @internal */

@@ -4,10 +4,19 @@ import { monotonicNow } from '../core/clock.js';
 import { WorkerUnavailableError } from '../core/errors.js';
 import type { IssuePermit } from '../core/permit.js';
 import type { LeaseStatus, WorkerAssignment, WorkerIdSource, WorkerSourceContext } from '../worker/worker-source.js';
+import { countLease, noteOwnHighWaterMs, ownHighWaterMs, trackHeld } from '../worker/process-workers.js';
 import { LeaseClient } from './lease.client.js';
-import { LeaseConfigMismatchError, LeaseExhaustedError, RedisUnavailableError } from './lease.errors.js';
+import {
+  ClockOutOfSyncError,
+  LeaseConfigMismatchError,
+  LeaseExhaustedError,
+  RedisUnavailableError,
+} from './lease.errors.js';
 import { leaseKeys, type LeaseKeys } from './lease.keys.js';
+import { LeaseProtocol, type ClaimReply, type ServerStamp } from './lease.protocol.js';
 import type { LeaseSettings } from './lease.settings.js';
+import { SentinelConfirm } from './sentinel.confirm.js';
+import { ServerClock } from './server-clock.js';
 
 /** A lease this process holds. Times named `…Ms` are the holder's ID-time (the generator's clock). */
 interface HeldLease {
@@ -24,14 +33,9 @@ interface HeldLease {
   fenceAt: number;
   /** Redis server ms at which the lease lapses. */
   serverExpiry: number;
+  /** Ends the process-wide tracking of this ID, keeping the last timestamp as the process's own mark. */
+  untrack: (finalMs: number) => void;
 }
-
-type ClaimReply =
-  | { kind: 'ok'; id: number; floorMs: number; serverMs: number; marker: string; expiry: number }
-  | { kind: 'settling'; waitMs: number }
-  | { kind: 'exhausted'; held: number }
-  | { kind: 'mismatch'; recorded: string; live: number }
-  | { kind: 'busy' };
 
 /**
  * How a lease was given back: released by its token, or, when the record was no longer ours, left with a note of
@@ -50,7 +54,13 @@ interface ReleaseOutcome {
 export class RedisWorkerSource implements WorkerIdSource {
   readonly kind = 'redis' as const;
   private readonly keys: LeaseKeys;
+  private readonly protocol: LeaseProtocol;
+  private readonly serverClock: ServerClock;
   private client: LeaseClient | undefined;
+  private sentinel: SentinelConfirm | undefined;
+  /** Monotonic ms at which the namespace's settling ends, while a claim waits for it. */
+  private settlingUntil: number | null = null;
+  private uncount: (() => void) | undefined;
   private context: WorkerSourceContext | undefined;
   private lease: HeldLease | undefined;
   private state: LeaseStatus['state'] = 'idle';
@@ -69,7 +79,7 @@ export class RedisWorkerSource implements WorkerIdSource {
   /** Pending back-off sleeps: shutdown ends them at once, so that no timer of the lease outlives the app. */
   private readonly sleeps = new Set<{ timer: NodeJS.Timeout; resolve: () => void }>();
   private readonly permit: IssuePermit = {
-    ceiling: () => this.currentCeiling(),
+    ceiling: (nowMs) => this.currentCeiling(nowMs),
     ceilingReached: () => this.renewEarly(),
   };
 
@@ -78,6 +88,8 @@ export class RedisWorkerSource implements WorkerIdSource {
     private readonly fixedDatacenterId: number,
   ) {
     this.keys = leaseKeys(settings, fixedDatacenterId);
+    this.protocol = new LeaseProtocol(this.keys, settings);
+    this.serverClock = new ServerClock(settings.maxClockOffsetMs, settings.ttlMs);
   }
 
   async start(context: WorkerSourceContext): Promise<WorkerAssignment> {
@@ -85,8 +97,21 @@ export class RedisWorkerSource implements WorkerIdSource {
     this.state = 'claiming';
     const started = monotonicNow();
     this.client = await LeaseClient.create(this.settings);
+    if (this.settings.confirmWithSentinels) {
+      this.sentinel = SentinelConfirm.forClient(this.settings.client, this.settings.connectTimeoutMs);
+    }
+    const count = countLease(this.keys.meta);
+    this.uncount = count.done;
+    if (count.running > 1) {
+      context.logger.warn(
+        `This process now runs ${count.running} Redis leases in namespace "${this.settings.namespace}", one per ` +
+          'SnowflakeModule registration, and holds as many worker IDs. Import SnowflakeModule.forRoot() once, with ' +
+          '`isGlobal: true`, and inject IdService wherever it is needed.',
+      );
+    }
     try {
       await this.client.whenConnected(this.settings.connectTimeoutMs);
+      if (this.sentinel !== undefined) await this.checkSentinels(this.sentinel);
       const assignment = await this.claim([], this.settings.bootstrapAttempts);
       context.logger.log(
         `Claimed worker ID ${assignment.workerId} (datacenter ${assignment.datacenterId}) in namespace ` +
@@ -96,8 +121,36 @@ export class RedisWorkerSource implements WorkerIdSource {
       return assignment;
     } catch (error) {
       this.state = 'idle';
+      this.uncount?.();
+      this.sentinel?.close();
       await this.client.close();
       throw error;
+    }
+  }
+
+  /** Says at bootstrap what the split-brain guarantee needs from the Sentinels, where their set-up falls short. */
+  private async checkSentinels(sentinel: SentinelConfirm): Promise<void> {
+    const setup = await sentinel.setup();
+    const majority = Math.floor(setup.sentinels / 2) + 1;
+    const { logger } = this.context!;
+    if (setup.reachable < majority) {
+      logger.warn(
+        `Only ${setup.reachable} of ${setup.sentinels} Sentinels of "${sentinel.masterName}" answered: renewals are ` +
+          `confirmed only while a majority (${majority}) does, so the lease fences itself until they answer.`,
+      );
+    }
+    if (setup.quorum !== null && setup.quorum < majority) {
+      logger.warn(
+        `The Sentinel quorum of "${sentinel.masterName}" is ${setup.quorum}, below a majority of its ` +
+          `${setup.sentinels} Sentinels: set it to ${majority} or more, so that a minority cannot start a failover.`,
+      );
+    }
+    if (this.settings.fenceMarginMs < SENTINEL_PROPAGATION_MS) {
+      logger.warn(
+        `redis.fenceMarginMs (${this.settings.fenceMarginMs} ms) is below ${SENTINEL_PROPAGATION_MS} ms: Sentinels ` +
+          'learn of a failover through hello messages every 2 s, and a renewal confirmed by a Sentinel that has not ' +
+          'heard yet must fence before the promoted side settles. Raise redis.fenceMarginMs (and redis.ttlMs).',
+      );
     }
   }
 
@@ -118,6 +171,7 @@ export class RedisWorkerSource implements WorkerIdSource {
       this.lease = undefined;
       this.state = 'released';
       if (lease !== undefined) {
+        lease.untrack(this.ticksToMs(lastTimestamp));
         try {
           const outcome = await this.release(lease, this.ticksToMs(lastTimestamp));
           const summary = this.describeRelease(lease, outcome, 'at shutdown');
@@ -125,17 +179,20 @@ export class RedisWorkerSource implements WorkerIdSource {
           else this.context?.logger.warn(summary);
         } catch (error) {
           this.context?.logger.warn(
-            `Could not release worker ID ${lease.workerId} (${message(error)}); it becomes free when its lease expires`,
+            `Could not release worker ID ${lease.workerId} (${message(error)}); it becomes free when its lease ` +
+              'expires, and its ceiling in Redis covers every timestamp issued under it',
           );
         }
       }
     });
+    this.uncount?.();
+    this.sentinel?.close();
     await this.client?.close();
   }
 
   requestSwitch(lastTimestamp: number, reason: string): boolean {
     if (this.stopped) return false;
-    if (this.state === 'switching' || this.state === 'lost') return true;
+    if (this.state === 'switching' || this.state === 'lost' || this.state === 'settling') return true;
     const previous = this.lease;
     if (previous === undefined || this.state !== 'held') return false;
     this.state = 'switching';
@@ -145,16 +202,19 @@ export class RedisWorkerSource implements WorkerIdSource {
       // A renewal in flight when the switch was asked for may have found the lease lost and re-claimed already:
       // the new lease starts above its own floor, and releasing it here would leak it.
       if (this.lease !== previous) return;
+      previous.untrack(lastMs);
       try {
         const outcome = await this.release(previous, lastMs);
         if (outcome.kind === 'noted') {
           this.context!.logger.warn(this.describeRelease(previous, outcome, 'when switching'));
         }
       } catch (error) {
-        // The lease lapses by itself; its ceiling already covers every timestamp issued under it.
+        // Like a loss: the exact last timestamp reaches the record before anything else is claimed, so that the
+        // ID's next holder starts above it even if Redis lost the ceiling meanwhile.
         this.context!.logger.warn(
-          `Could not release worker ID ${previous.workerId} before switching: ${message(error)}`,
+          `Could not release worker ID ${previous.workerId} before switching (${message(error)}); leaving a note`,
         );
+        await this.leaveNote(previous, lastMs);
       }
       this.lease = undefined;
       await this.reclaim([previous.id], `switched from worker ID ${previous.workerId}: ${reason}`);
@@ -186,7 +246,7 @@ export class RedisWorkerSource implements WorkerIdSource {
         this.readyWaiters = this.readyWaiters.filter((w) => w !== waiter);
         reject(
           new WorkerUnavailableError(
-            this.isFenced() && this.state === 'held' ? 'fenced' : 'lost',
+            this.state === 'settling' ? 'settling' : this.isFenced() && this.state === 'held' ? 'fenced' : 'lost',
             `No worker ID could be confirmed within ${boundMs} ms (lease ${this.leaseStatus().state}` +
               `${this.lastError === null ? '' : `: ${this.lastError}`}). Check the connection to Redis.`,
           ),
@@ -200,6 +260,8 @@ export class RedisWorkerSource implements WorkerIdSource {
   leaseStatus(): LeaseStatus {
     const lease = this.lease;
     const fenced = lease !== undefined && this.isFenced();
+    const mono = monotonicNow();
+    const wall = this.context?.clock.now() ?? Date.now();
     return {
       state: fenced && this.state === 'held' ? 'fenced' : this.state,
       namespace: this.settings.namespace,
@@ -211,7 +273,11 @@ export class RedisWorkerSource implements WorkerIdSource {
       lowestFenceInMs: this.settings.ttlMs - this.settings.fenceMarginMs - this.settings.renewIntervalMs,
       lastRenewalAt: this.lastRenewalAt,
       renewalFailures: this.renewalFailures,
-      clockOffsetMs: this.clockOffsetMs,
+      clockOffsetMs: this.serverClock.offsetNow(wall, mono) ?? this.clockOffsetMs,
+      clockErrorMs: this.serverClock.lastErrorMs,
+      maxClockOffsetMs: this.settings.maxClockOffsetMs,
+      clockInSync: this.serverClock.skewMs(wall, mono) <= this.serverClock.boundMs,
+      settlingInMs: this.settlingUntil === null ? null : Math.max(0, Math.round(this.settlingUntil - mono)),
       ceilingMs: lease?.ceilingMs ?? null,
       floorMs: lease?.floorMs ?? null,
       switches: this.switches,
@@ -220,15 +286,32 @@ export class RedisWorkerSource implements WorkerIdSource {
   }
 
   /** The permit's answer: the confirmed ceiling, unless the lease may have lapsed. */
-  private currentCeiling(): number {
+  private currentCeiling(nowMs: number): number {
     const lease = this.lease;
     if (lease === undefined || this.state !== 'held') {
+      if (this.state === 'settling') {
+        throw new WorkerUnavailableError(
+          'settling',
+          `Redis lost the data of namespace "${this.settings.namespace}" (restart, failover, flush or deleted keys); ` +
+            'no worker ID is handed out until holders from before have stopped. Retry in a moment or use nextAsync().',
+        );
+      }
       throw new WorkerUnavailableError(
         'switching',
         'The worker ID is being re-claimed; retry in a moment or use nextAsync().',
       );
     }
-    if (monotonicNow() >= lease.fenceAt) {
+    const mono = monotonicNow();
+    if (this.serverClock.skewMs(nowMs, mono) > this.serverClock.boundMs) {
+      this.renewEarly();
+      throw new WorkerUnavailableError(
+        'clock',
+        `The wall clock stands ${this.serverClock.offsetNow(nowMs, mono)} ms from the Redis server's clock, beyond ` +
+          `redis.maxClockOffsetMs (${this.serverClock.boundMs} ms): no IDs are issued until they agree again. ` +
+          'Check the time synchronisation (NTP) of this machine and of Redis.',
+      );
+    }
+    if (mono >= lease.fenceAt) {
       // Renewals have failed for too long: the lease may have lapsed in Redis and someone else may hold the ID.
       throw new WorkerUnavailableError(
         'fenced',
@@ -245,31 +328,37 @@ export class RedisWorkerSource implements WorkerIdSource {
 
   /**
    * Claims an ID, retrying on failures up to `attempts` times (Infinity while running), waiting while the
-   * namespace settles and for the clock to pass the previous holder's ceiling.
+   * namespace settles and for the clock to pass the previous holder's ceiling (or this process's own last
+   * timestamp under that ID, whichever is higher).
    */
   private async claim(excluded: number[], attempts: number): Promise<WorkerAssignment> {
     let failures = 0;
     let backoff = this.settings.retryBackoffMs;
     let skip = [...excluded];
     let excludedDropped = false;
+    const fail = async (error: string, final: () => Error): Promise<void> => {
+      failures++;
+      this.lastError = error;
+      if (failures >= attempts) throw final();
+      this.context!.logger.warn(`Claiming a worker ID failed (${error}); retrying in ${backoff} ms`);
+      await this.sleep(backoff);
+      backoff = Math.min(backoff * 2, this.settings.ttlMs / 4);
+    };
     for (;;) {
       if (this.stopped) throw new WorkerUnavailableError('stopped', 'The application is shutting down.');
-      let reply: ClaimReply;
       const token = randomUUID();
       const clock = this.context!.clock;
       const holderNow = clock.now();
       const sentAt = monotonicNow();
+      let reply: ClaimReply;
       try {
         reply = await this.claimOnce(token, holderNow, skip);
       } catch (error) {
-        failures++;
-        this.lastError = message(error);
-        if (failures >= attempts) throw new RedisUnavailableError(this.settings.namespace, failures, this.lastError);
-        this.context!.logger.warn(`Claiming a worker ID failed (${this.lastError}); retrying in ${backoff} ms`);
-        await this.sleep(backoff);
-        backoff = Math.min(backoff * 2, this.settings.ttlMs / 4);
+        const text = message(error);
+        await fail(text, () => new RedisUnavailableError(this.settings.namespace, failures, text));
         continue;
       }
+      if (reply.kind !== 'settling') this.settlingUntil = null;
       if (reply.kind === 'exhausted') {
         if (!excludedDropped && excluded.length > 0) {
           excludedDropped = true;
@@ -289,15 +378,30 @@ export class RedisWorkerSource implements WorkerIdSource {
         throw new LeaseConfigMismatchError(this.settings.namespace, reply.recorded, this.settings.config, reply.live);
       }
       if (reply.kind === 'settling') {
-        this.context!.logger.log(
-          `Namespace "${this.settings.namespace}" is settling after its marker was created (first use, or Redis ` +
-            'restarted, failed over or lost its data); ' +
-            `waiting ${reply.waitMs} ms so that earlier holders have stopped`,
-        );
+        if (this.state !== 'settling') {
+          this.context!.logger.log(
+            `Namespace "${this.settings.namespace}" is settling after its marker was created (first use, or Redis ` +
+              'restarted, failed over or lost some or all of its data); ' +
+              `waiting ${reply.waitMs} ms so that earlier holders have stopped`,
+          );
+        }
+        this.state = 'settling';
+        this.settlingUntil = monotonicNow() + reply.waitMs;
         await this.sleep(reply.waitMs + 5);
         continue;
       }
       const lease = this.toLease(reply, token, holderNow, sentAt);
+      const offset = this.clockCheck();
+      if (offset !== undefined) {
+        await this.release(lease, lease.floorMs ?? -1).catch(() => undefined);
+        lease.untrack(-1);
+        await fail(
+          `clock offset ${Math.round(offset.offsetMs)} ms ± ${Math.ceil(offset.errorMs)} ms beyond ` +
+            `redis.maxClockOffsetMs (${this.settings.maxClockOffsetMs} ms)`,
+          () => new ClockOutOfSyncError(this.settings.namespace, offset.offsetMs, offset.errorMs, offset.boundMs),
+        );
+        continue;
+      }
       const floorWait = this.floorWaitMs(lease);
       if (floorWait > this.settings.maxFloorWaitMs) {
         this.context!.logger.warn(
@@ -305,28 +409,25 @@ export class RedisWorkerSource implements WorkerIdSource {
             `${floorWait} ms ahead of this clock; taking another ID`,
         );
         await this.release(lease, lease.floorMs!).catch(() => undefined);
+        lease.untrack(-1);
         skip.push(lease.id);
         continue;
       }
-      if (this.settings.waitForReplicas > 0) {
-        const acked = await this.client!.waitForReplicas(
-          this.settings.waitForReplicas,
-          this.settings.waitForReplicasTimeoutMs,
-        );
-        if (acked < this.settings.waitForReplicas) {
-          await this.release(lease, lease.floorMs ?? -1).catch(() => undefined);
-          failures++;
-          this.lastError = `only ${acked} of ${this.settings.waitForReplicas} replicas acknowledged the claim`;
-          if (failures >= attempts) throw new RedisUnavailableError(this.settings.namespace, failures, this.lastError);
-          await this.sleep(backoff);
-          continue;
-        }
+      const unconfirmed = await this.confirm(reply, 'claim');
+      if (unconfirmed !== undefined) {
+        await this.release(lease, lease.floorMs ?? -1).catch(() => undefined);
+        lease.untrack(-1);
+        await fail(unconfirmed, () => new RedisUnavailableError(this.settings.namespace, failures, unconfirmed));
+        continue;
       }
       if (floorWait > 0) {
         this.context!.logger.log(
           `Waiting ${floorWait} ms for the clock to pass worker ID ${lease.workerId}'s previous ceiling`,
         );
-        if (!(await this.waitForFloor(lease, floorWait))) continue;
+        if (!(await this.waitForFloor(lease, floorWait))) {
+          lease.untrack(-1);
+          continue;
+        }
       }
       this.lease = lease;
       this.state = 'held';
@@ -342,58 +443,73 @@ export class RedisWorkerSource implements WorkerIdSource {
     }
   }
 
-  private async claimOnce(token: string, holderNow: number, excluded: number[]): Promise<ClaimReply> {
-    const sentWall = this.context!.clock.now();
-    const reply = await this.client!.run(
-      'claim',
-      [this.keys.meta, this.keys.cursor, this.keys.expiry],
-      [
-        this.keys.recordPrefix,
-        token,
-        this.settings.ttlMs,
-        this.settings.idCount,
-        holderNow,
-        hostname(),
-        process.pid,
-        excluded.join(','),
-        this.settings.config,
-      ],
+  private async claimOnce(token: string, holderNowMs: number, excluded: number[]): Promise<ClaimReply> {
+    const sent = this.stamp();
+    const reply = LeaseProtocol.decodeClaim(
+      await this.client!.run(
+        'claim',
+        this.protocol.scriptKeys,
+        this.protocol.claimArgs({ token, holderNowMs, host: hostname(), pid: process.pid, excluded }),
+      ),
     );
-    const status = String(reply[0]);
-    if (status === 'ok') {
-      const serverMs = Number(reply[3]);
-      this.noteOffset(sentWall, serverMs);
-      return {
-        kind: 'ok',
-        id: Number(reply[1]),
-        floorMs: Number(reply[2]),
-        serverMs,
-        marker: String(reply[4]),
-        expiry: Number(reply[5]),
-      };
-    }
-    if (status === 'settling') return { kind: 'settling', waitMs: Number(reply[1]) };
-    if (status === 'exhausted') return { kind: 'exhausted', held: Number(reply[1]) };
-    if (status === 'mismatch') return { kind: 'mismatch', recorded: String(reply[1]), live: Number(reply[2]) };
-    if (status === 'busy') return { kind: 'busy' };
-    throw new Error(`unexpected claim reply ${JSON.stringify(reply)}`);
+    this.observeClock(sent, reply);
+    return reply;
   }
 
-  private toLease(
-    reply: Extract<ClaimReply, { kind: 'ok' }>,
-    token: string,
-    holderNow: number,
-    sentAt: number,
-  ): HeldLease {
+  /** The wall and monotonic clocks now, read together. */
+  private stamp(): { wall: number; mono: number } {
+    return { wall: this.context!.clock.now(), mono: monotonicNow() };
+  }
+
+  private observeClock(sent: { wall: number; mono: number }, reply: ServerStamp): void {
+    const { offsetMs } = this.serverClock.observe(sent, this.stamp(), reply.serverMs, reply.runId);
+    this.clockOffsetMs = Math.round(offsetMs) || 0;
+  }
+
+  /** Undefined when the clock of the last round trip agrees with the server's; else what was measured. */
+  private clockCheck(): { offsetMs: number; errorMs: number; boundMs: number } | undefined {
+    const offsetMs = this.serverClock.lastOffsetMs ?? 0;
+    const errorMs = this.serverClock.lastErrorMs ?? 0;
+    if (this.serverClock.accepts(offsetMs, errorMs)) return undefined;
+    return { offsetMs, errorMs, boundMs: this.serverClock.boundMs };
+  }
+
+  /**
+   * With Sentinel, whether a majority of the Sentinels name the process that answered as the master; undefined when
+   * they do (or without Sentinel), else why not. When they name another master the client reconnects, so that it
+   * finds the new one.
+   */
+  private async confirm(reply: ServerStamp, what: string): Promise<string | undefined> {
+    if (this.sentinel === undefined) return undefined;
+    const verdict = await this.sentinel.confirm(reply.runId);
+    if (verdict.kind === 'confirmed') return undefined;
+    if (verdict.kind === 'replaced') {
+      this.context!.logger.warn(
+        `The Sentinels of "${this.sentinel.masterName}" name another master (${verdict.masterRunId}) than the Redis ` +
+          `process that answered the ${what} (${reply.runId}); reconnecting`,
+      );
+      this.client!.reconnect();
+      return `the Sentinels name another master than the Redis process that answered the ${what}`;
+    }
+    return `the ${what} is not confirmed: ${verdict.detail}`;
+  }
+
+  private toLease(reply: Extract<ClaimReply, { kind: 'ok' }>, token: string, holderNow: number, sentAt: number): HeldLease {
     const { layout } = this.context!;
     const workerId = this.settings.allocateDatacenter ? reply.id & layout.maxWorkerId : reply.id;
     const datacenterId = this.settings.allocateDatacenter
       ? Math.floor(reply.id / 2 ** layout.workerBits)
       : this.fixedDatacenterId;
-    const floorMs = reply.floorMs < 0 ? null : reply.floorMs;
-    // The same ceiling the claim script stored: it bounds what may be issued until the first renewal.
+    // Whatever Redis says, never below what this process itself issued under the ID before (a clock-back switch or
+    // a loss, then a data loss that handed the ID back without its record).
+    const recordKey = this.protocol.recordKey(reply.id);
+    const ownMs = ownHighWaterMs(recordKey);
+    const floorRaw = Math.max(reply.floorMs, ownMs);
+    const floorMs = floorRaw < 0 ? null : floorRaw;
+    // The ceiling the claim script stored: it bounds what may be issued until the first renewal, which raises it
+    // above this process's own mark if that is higher.
     const ceilingMs = Math.max(holderNow, reply.floorMs) + this.settings.ttlMs;
-    return {
+    const lease: HeldLease = {
       id: reply.id,
       token,
       marker: reply.marker,
@@ -404,7 +520,12 @@ export class RedisWorkerSource implements WorkerIdSource {
       ceilingTicks: this.msToTicks(ceilingMs),
       fenceAt: sentAt + this.settings.ttlMs - this.settings.fenceMarginMs,
       serverExpiry: reply.expiry,
+      untrack: () => undefined,
     };
+    lease.untrack = trackHeld(recordKey, () =>
+      this.lease === lease ? this.ticksToMs(this.context!.lastTimestamp()) : -1,
+    );
+    return lease;
   }
 
   /**
@@ -479,6 +600,12 @@ export class RedisWorkerSource implements WorkerIdSource {
         await this.handleLoss(lease, outcome.reason);
         return;
       }
+      if (outcome.kind === 'recovered') {
+        this.context!.logger.warn(
+          `Redis lost the data of namespace "${this.settings.namespace}" (restart, failover, flush or deleted keys); ` +
+            `worker ID ${lease.workerId} was taken back into the new data with its ceiling, and IDs kept flowing`,
+        );
+      }
       if (this.renewalFailures > 0 || wasFenced) {
         this.context!.logger.log(
           `Lease on worker ID ${lease.workerId} renewed again after ${this.renewalFailures} failures`,
@@ -506,31 +633,41 @@ export class RedisWorkerSource implements WorkerIdSource {
 
   /**
    * One renewal round trip: extends the lease and raises its ceiling in Redis, then locally. The fence moves only
-   * once Redis (and the replicas asked for) confirmed, counted from when the request was sent.
+   * once Redis (and the replicas asked for, and the Sentinels) confirmed, counted from when the request was sent.
+   * After a data loss the same call takes the ID back, with the previous lease's expiry as proof that it had not
+   * lapsed.
    *
-   * @throws when Redis cannot be reached or the replicas did not acknowledge in time
+   * @throws when Redis cannot be reached, or the replicas or Sentinels did not confirm in time
    */
-  private async extend(lease: HeldLease): Promise<{ kind: 'ok' } | { kind: 'lost'; reason: string }> {
+  private async extend(
+    lease: HeldLease,
+  ): Promise<{ kind: 'ok' | 'recovered' } | { kind: 'lost'; reason: string }> {
     const { clock, layout } = this.context!;
     const lastTicks = this.context!.lastTimestamp();
     const lastMs = lastTicks < 0 ? -1 : layout.epoch + lastTicks * layout.timeUnitMs;
     const ceilingMs = Math.max(clock.now(), lastMs) + this.settings.ttlMs;
-    const sentAt = monotonicNow();
-    const sentWall = clock.now();
-    const reply = await this.client!.run(
-      'renew',
-      [this.keys.meta, this.keys.expiry],
-      [
-        this.keys.recordPrefix + lease.id,
-        lease.id,
-        lease.token,
-        this.settings.ttlMs,
-        ceilingMs,
-        lease.marker,
-        this.settings.config,
-      ],
+    const sent = this.stamp();
+    const reply = LeaseProtocol.decodeRenew(
+      await this.client!.run(
+        'renew',
+        this.protocol.scriptKeys,
+        this.protocol.renewArgs(
+          {
+            id: lease.id,
+            token: lease.token,
+            ceilingMs,
+            marker: lease.marker,
+            previousExpiry: lease.serverExpiry,
+            marginMs: this.settings.fenceMarginMs,
+          },
+          randomUUID(),
+        ),
+      ),
     );
-    if (String(reply[0]) === 'lost') return { kind: 'lost', reason: String(reply[1]) };
+    this.observeClock(sent, reply);
+    if (reply.kind === 'lost') return { kind: 'lost', reason: reply.reason };
+    const unconfirmed = await this.confirm(reply, 'renewal');
+    if (unconfirmed !== undefined) throw new Error(unconfirmed);
     if (this.settings.waitForReplicas > 0) {
       const acked = await this.client!.waitForReplicas(
         this.settings.waitForReplicas,
@@ -540,32 +677,39 @@ export class RedisWorkerSource implements WorkerIdSource {
         throw new Error(`only ${acked} of ${this.settings.waitForReplicas} replicas acknowledged the renewal`);
       }
     }
-    this.noteOffset(sentWall, Number(reply[1]));
+    lease.marker = reply.marker;
     lease.ceilingMs = Math.max(lease.ceilingMs, ceilingMs);
     lease.ceilingTicks = this.msToTicks(lease.ceilingMs);
-    lease.fenceAt = sentAt + this.settings.ttlMs - this.settings.fenceMarginMs;
-    lease.serverExpiry = Number(reply[2]);
+    lease.fenceAt = sent.mono + this.settings.ttlMs - this.settings.fenceMarginMs;
+    lease.serverExpiry = reply.expiry;
     this.lastRenewalAt = clock.now();
-    return { kind: 'ok' };
+    return { kind: reply.kind };
   }
 
   /** The lease is gone or taken: stop issuing at once, leave a note of the last timestamp, re-claim. */
   private async handleLoss(lease: HeldLease, reason: string): Promise<void> {
     this.state = 'lost';
-    this.lease = undefined;
-    this.context!.reassign(null);
     const lastTicks = this.context!.lastTimestamp();
     const lastMs = lastTicks < 0 ? -1 : this.ticksToMs(lastTicks);
+    lease.untrack(lastMs);
+    this.lease = undefined;
+    this.context!.reassign(null);
     this.context!.logger.error(
       `Lease on worker ID ${lease.workerId} lost (${describeLoss(reason)}); stopped issuing under it and re-claiming`,
     );
     // The note comes before any new claim: the claim needs Redis as much as the note does, and without the note
-    // the ID's next holder would be bounded by clock synchronisation alone.
+    // the ID's next holder would be bounded by the settling rule alone.
+    await this.leaveNote(lease, lastMs);
+    await this.reclaim([], `re-claimed after losing worker ID ${lease.workerId}`);
+  }
+
+  /** Leaves a note of `lastMs` on the lease's record, retrying with back-off until Redis takes it or the app stops. */
+  private async leaveNote(lease: HeldLease, lastMs: number): Promise<void> {
     let backoff = this.settings.retryBackoffMs;
-    for (let noted = false; !noted && !this.stopped;) {
+    while (!this.stopped) {
       try {
         await this.note(lease, lastMs);
-        noted = true;
+        return;
       } catch (error) {
         this.lastError = message(error);
         this.context!.logger.warn(
@@ -576,7 +720,6 @@ export class RedisWorkerSource implements WorkerIdSource {
         backoff = Math.min(backoff * 2, this.settings.renewIntervalMs);
       }
     }
-    await this.reclaim([], `re-claimed after losing worker ID ${lease.workerId}`);
   }
 
   /** Claims a new ID at run time (no attempt limit: Redis may come back), then hands it to the generator. */
@@ -603,14 +746,14 @@ export class RedisWorkerSource implements WorkerIdSource {
     // Never below the floor: a lease claimed during shutdown (or while waiting for its floor) has issued nothing
     // yet, and `lastMs` may then come from the previous worker ID's frame, lower than the ceiling it inherited.
     const ceilingMs = Math.max(lastMs, lease.floorMs ?? -1);
-    const reply = await this.client!.run(
-      'release',
-      [this.keys.expiry],
-      [this.keys.recordPrefix + lease.id, lease.id, lease.token, ceilingMs],
+    const reply = LeaseProtocol.decodeRelease(
+      await this.client!.run(
+        'release',
+        this.protocol.scriptKeys,
+        this.protocol.releaseArgs(lease.id, lease.token, ceilingMs, randomUUID()),
+      ),
     );
-    const status = String(reply[0]);
-    if (status === 'released') return { kind: 'released', lastMs: ceilingMs };
-    if (status !== 'not-owner') throw new Error(`unexpected release reply ${JSON.stringify(reply)}`);
+    if (reply.kind === 'released') return { kind: 'released', lastMs: ceilingMs };
     // The record is no longer ours (Redis lost its data, or another holder took the ID), so the release wrote
     // nothing. Our last timestamp must still reach whoever holds the ID next, or it could issue below it.
     await this.note(lease, ceilingMs);
@@ -619,7 +762,10 @@ export class RedisWorkerSource implements WorkerIdSource {
 
   /** Raises the record's ceiling to `lastMs` (never lowers it), recreating the record if Redis lost it. */
   private async note(lease: HeldLease, lastMs: number): Promise<void> {
-    await this.client!.run('note', [this.keys.expiry], [this.keys.recordPrefix + lease.id, lease.id, lastMs]);
+    noteOwnHighWaterMs(this.protocol.recordKey(lease.id), lastMs);
+    LeaseProtocol.decodeNote(
+      await this.client!.run('note', this.protocol.scriptKeys, this.protocol.noteArgs(lease.id, lastMs, randomUUID())),
+    );
   }
 
   private describeRelease(lease: HeldLease, outcome: ReleaseOutcome, when: string): string {
@@ -631,11 +777,6 @@ export class RedisWorkerSource implements WorkerIdSource {
       `Worker ID ${lease.workerId} in namespace "${this.settings.namespace}" was no longer ours ${when} ` +
       `(Redis lost its data or another instance took it); noted ${last} on its record`
     );
-  }
-
-  private noteOffset(sentWall: number, serverMs: number): void {
-    const receivedWall = this.context!.clock.now();
-    this.clockOffsetMs = Math.round((sentWall + receivedWall) / 2 - serverMs) || 0;
   }
 
   private msToTicks(ms: number): number {
@@ -683,10 +824,16 @@ export class RedisWorkerSource implements WorkerIdSource {
   }
 }
 
+/** How late Sentinels may learn of a failover: their hello messages go out every 2 s. */
+const SENTINEL_PROPAGATION_MS = 3000;
+
 function describeLoss(reason: string): string {
   switch (reason) {
     case 'marker':
-      return 'Redis restarted, failed over or lost its data: the namespace marker changed';
+      return (
+        'Redis restarted, failed over or lost some or all of its data, and the previous lease had lapsed or the ' +
+        'namespace had settled: the namespace marker changed'
+      );
     case 'missing':
       return 'its record is gone from Redis';
     case 'taken':

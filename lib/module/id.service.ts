@@ -4,6 +4,7 @@ import { ClockMovedBackError, SequenceExhaustedError, WorkerUnavailableError } f
 import { SnowflakeGenerator, assertBatchCount, type GeneratorStats } from '../core/generator.js';
 import type { Layout } from '../core/layout.js';
 import type { IssuePermit } from '../core/permit.js';
+import { reserveStaticWorker } from '../worker/process-workers.js';
 import { StaticWorkerSource } from '../worker/static.source.js';
 import type { LeaseStatus, WorkerAssignment, WorkerIdSource, WorkerSourceContext } from '../worker/worker-source.js';
 import { SNOWFLAKE_MODULE_OPTIONS } from './snowflake.module-definition.js';
@@ -50,6 +51,8 @@ export class IdService implements OnModuleInit, OnApplicationShutdown {
   private source: WorkerIdSource | undefined;
   private assigned = false;
   private stopped = false;
+  /** Frees this generator's static worker ID for the process. */
+  private releaseStaticWorker: (() => void) | undefined;
 
   constructor(@Inject(SNOWFLAKE_MODULE_OPTIONS) options: SnowflakeModuleOptions) {
     this.settings = resolveSettings(options);
@@ -75,6 +78,10 @@ export class IdService implements OnModuleInit, OnApplicationShutdown {
 
   /** Claims the worker ID (with a lease) before the app serves. */
   async onModuleInit(): Promise<void> {
+    if (this.settings.worker.kind !== 'redis') {
+      // Two generators of one process on one worker ID would issue the same IDs: the second refuses to start.
+      this.releaseStaticWorker = reserveStaticWorker(this.settings.datacenterId, this.settings.worker.workerId);
+    }
     if (this.settings.worker.kind === 'redis') {
       const { RedisWorkerSource } = await import('../lease/redis-worker.source.js');
       this.source = new RedisWorkerSource(this.settings.worker.lease, this.settings.datacenterId);
@@ -95,6 +102,7 @@ export class IdService implements OnModuleInit, OnApplicationShutdown {
     } catch (error) {
       this.logger.error(`Releasing the worker ID failed: ${(error as Error).message}`);
     }
+    this.releaseStaticWorker?.();
   }
 
   /** The current worker ID. */
@@ -230,7 +238,8 @@ export class IdService implements OnModuleInit, OnApplicationShutdown {
     return {
       ...stats,
       source: this.settings.worker.kind,
-      ready: this.assigned && !this.stopped && (lease === undefined || lease.state === 'held'),
+      ready:
+        this.assigned && !this.stopped && (lease === undefined || (lease.state === 'held' && lease.clockInSync)),
       workerId: this.assigned ? this.generator.workerId : null,
       datacenterId: this.assigned ? this.generator.datacenterId : null,
       lastTimestampMs,

@@ -26,7 +26,10 @@ export interface SnowflakeModuleOptions {
   hostname?: string;
   /** Lease the worker ID from Redis. */
   redis?: RedisLeaseOptions;
-  /** How far the clock may step back before the generator refuses (or, with a lease, switches worker ID). @default 1000 */
+  /**
+   * How far the clock may step back before the generator refuses (or, with a lease, switches worker ID).
+   * @default 1000 (with a lease: the lower of 1000 and `redis.fenceMarginMs / 2`)
+   */
   clockBackToleranceMs?: number;
   /** The longest a synchronous `next()` may wait for the next time unit when the sequence runs out. @default 10 */
   maxSyncWaitMs?: number;

@@ -30,7 +30,6 @@ export function resolveSettings(options: SnowflakeModuleOptions | undefined): Sn
   const clock = options.clock ?? systemClock;
   if (typeof clock.now !== 'function')
     throw new SnowflakeConfigError('clock', 'expected an object with a now() method.');
-  const clockBackToleranceMs = nonNegativeOption('clockBackToleranceMs', options.clockBackToleranceMs, 1000);
   const maxSyncWaitMs = nonNegativeOption('maxSyncWaitMs', options.maxSyncWaitMs, 10);
   if (options.requireSafeNumbers === true && layout.totalBits > 53) {
     throw new SnowflakeConfigError(
@@ -51,7 +50,8 @@ export function resolveSettings(options: SnowflakeModuleOptions | undefined): Sn
   }
 
   if (hasRedis) {
-    const lease = resolveLeaseSettings(options.redis!, layout);
+    const lease = resolveLeaseSettings(options.redis!, layout, options.clockBackToleranceMs);
+    const { clockBackToleranceMs } = lease;
     if (lease.allocateDatacenter && options.datacenterId !== undefined) {
       throw new SnowflakeConfigError(
         'datacenterId',
@@ -63,6 +63,7 @@ export function resolveSettings(options: SnowflakeModuleOptions | undefined): Sn
     return { layout, clock, clockBackToleranceMs, maxSyncWaitMs, datacenterId, worker: { kind: 'redis', lease } };
   }
 
+  const clockBackToleranceMs = nonNegativeOption('clockBackToleranceMs', options.clockBackToleranceMs, 1000);
   const datacenterId = options.datacenterId ?? 0;
   if (options.workerId === 'hostname') {
     const workerId = workerIdFromHostname(options.hostname ?? osHostname());

@@ -36,8 +36,12 @@ export interface WorkerSourceContext {
  * @publicApi
  */
 export interface LeaseStatus {
-  /** `held`: IDs may be issued. The others: nothing is issued until a new claim succeeds. */
-  state: 'idle' | 'claiming' | 'held' | 'fenced' | 'lost' | 'switching' | 'released';
+  /**
+   * `held`: IDs may be issued (while the clock is in sync). `settling`: Redis lost the namespace's data and this
+   * instance waits for the namespace to settle before it claims. The others: nothing is issued until a new claim
+   * succeeds.
+   */
+  state: 'idle' | 'claiming' | 'settling' | 'held' | 'fenced' | 'lost' | 'switching' | 'released';
   namespace: string;
   workerId: number | null;
   datacenterId: number | null;
@@ -54,8 +58,19 @@ export interface LeaseStatus {
   lastRenewalAt: number | null;
   /** Renewals that failed in a row (Redis unreachable or slow). */
   renewalFailures: number;
-  /** Local clock minus Redis server clock, in ms, from the last round trip (half the round trip is the error bound). */
+  /**
+   * Local wall clock minus Redis server clock, in ms: measured on every round trip and projected to now on the
+   * monotonic clock, so that a step of the wall clock shows at once.
+   */
   clockOffsetMs: number | null;
+  /** Half the round trip of the last measurement: the error of the offset, ms. */
+  clockErrorMs: number | null;
+  /** The most the offset (plus its error) may be while IDs are issued. */
+  maxClockOffsetMs: number;
+  /** Whether the offset is within that bound now; IDs are refused (`reason: 'clock'`) while it is not. */
+  clockInSync: boolean;
+  /** While `settling`: how long until the namespace has settled, ms. */
+  settlingInMs: number | null;
   /** The highest timestamp the holder may issue until it renews, as Unix ms. */
   ceilingMs: number | null;
   /** The previous holder's ceiling this holder must stay above, as Unix ms (null for a never-used ID). */

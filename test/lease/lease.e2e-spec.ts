@@ -4,6 +4,7 @@ import { Logger } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { Redis } from 'ioredis';
 import {
+  ClockOutOfSyncError,
   IdService,
   LeaseConfigMismatchError,
   LeaseExhaustedError,
@@ -222,13 +223,50 @@ describe('Redis worker-ID lease (real redis-server)', () => {
     });
   });
 
+  /**
+   * Room for a clock that is ahead of Redis's yet in sync, and then steps back beyond the tolerance while staying in
+   * sync: 100 + 2 × 600 + 1 ≤ 1500.
+   */
+  const ROOMY = { ttlMs: 4000, fenceMarginMs: 1500, maxClockOffsetMs: 600 };
+
+  it('refuses IDs while the wall clock disagrees with the Redis server clock, and resumes once it agrees', async () => {
+    const clock = steppableClock();
+    const ids = await boot({ clock });
+    const before = ids.next();
+    expect(ids.status().lease!.clockInSync).toBe(true);
+    // A step forward (or back) is seen on the very next ID, not at the next renewal.
+    clock.step(30_000);
+    expect(() => ids.next()).toThrow(expect.objectContaining({ name: 'WorkerUnavailableError', reason: 'clock' }));
+    expect(ids.status().ready).toBe(false);
+    expect(ids.status().lease).toMatchObject({ state: 'held', clockInSync: false });
+    expect(Math.abs(ids.status().lease!.clockOffsetMs! - 30_000)).toBeLessThan(100);
+    clock.step(-30_000 - 5000);
+    expect(() => ids.next()).toThrow(expect.objectContaining({ reason: 'clock' }));
+    clock.step(5000);
+    const after = ids.next();
+    expect(after).toBeGreaterThan(before);
+    expect(ids.workerId).toBe(ids.decode(before).workerId);
+  });
+
+  it('claims nothing while the wall clock disagrees with the Redis server clock', async () => {
+    const ahead = steppableClock();
+    ahead.step(5000);
+    const error = await boot({ clock: ahead }, { bootstrapAttempts: 2, retryBackoffMs: 20 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ClockOutOfSyncError);
+    expect((error as Error).message).toMatch(/stands 5\d\d\d ms from the Redis server's clock/);
+    // The claim was given back: nothing is held in the namespace.
+    expect(await admin.zcount(`snowflake:{${namespace}:dc0}:expiry`, `(${Date.now()}`, '+inf')).toBe(0);
+  });
+
   it('switches worker ID when the clock steps back beyond the tolerance, instead of failing', async () => {
     const clock = steppableClock();
-    const ids = await boot({ clock, clockBackToleranceMs: 200 });
+    clock.step(500);
+    const ids = await boot({ clock, clockBackToleranceMs: 100 }, ROOMY);
     const before = ids.workerId;
     const issued = await ids.nextBatchAsync(20_000);
     const last = issued[issued.length - 1];
-    clock.step(-5000);
+    // 600 ms back: beyond the tolerance, and still within maxClockOffsetMs of Redis's clock.
+    clock.step(-600);
     expect(() => ids.next()).toThrow(WorkerUnavailableError);
     const next = await ids.nextAsync();
     expect(ids.workerId).not.toBe(before);
@@ -244,12 +282,13 @@ describe('Redis worker-ID lease (real redis-server)', () => {
   it('takes its own ID back when the clock steps back in a full namespace, above its last timestamp', async () => {
     const layout = { ...LAYOUT, workerBits: 1 };
     const clock = steppableClock();
-    const ids = await boot({ layout, clock, clockBackToleranceMs: 200 });
-    const other = await boot({ layout });
+    clock.step(500);
+    const ids = await boot({ layout, clock, clockBackToleranceMs: 100 }, ROOMY);
+    const other = await boot({ layout, clockBackToleranceMs: 100 }, ROOMY);
     const before = ids.workerId;
     const issued = await ids.nextBatchAsync(5000);
-    // 500 ms back: beyond the tolerance, within maxFloorWaitMs (2 s), and the namespace's other ID is held.
-    clock.step(-500);
+    // 600 ms back: beyond the tolerance, within maxFloorWaitMs (2 s), and the namespace's other ID is held.
+    clock.step(-600);
     expect(() => ids.next()).toThrow(WorkerUnavailableError);
     const next = await ids.nextAsync();
     expect(ids.workerId).toBe(before);
@@ -280,19 +319,18 @@ describe('Redis worker-ID lease (real redis-server)', () => {
 
   it("waits for the clock to pass a reused ID's previous ceiling", async () => {
     const layout = { ...LAYOUT, workerBits: 1 };
-    const first = await boot({ layout });
     await boot({ layout });
-    const firstLast = first.next();
+    await boot({ layout });
     await modules[0].close();
-    // The previous holder's last timestamp lies 300 ms ahead of this holder's clock: it waits, then issues above it.
-    const behind = steppableClock();
-    behind.step(-300);
+    // The previous holder's last timestamp lies 300 ms ahead of this clock: the new holder waits, then issues above.
+    const ceiling = Date.now() + 300;
+    await admin.hset(`snowflake:{${namespace}:dc0}:w:0`, 'ceiling', ceiling);
     const started = Date.now();
-    const waiting = await boot({ layout, clock: behind }, { maxFloorWaitMs: 1000 });
-    expect(waiting.workerId).toBe(first.workerId);
+    const waiting = await boot({ layout }, { maxFloorWaitMs: 1000 });
+    expect(waiting.workerId).toBe(0);
     expect(Date.now() - started).toBeGreaterThanOrEqual(250);
-    expect(waiting.status().lease!.floorMs).toBe(first.decode(firstLast).timestamp);
-    expect(waiting.next()).toBeGreaterThan(firstLast);
+    expect(waiting.status().lease!.floorMs).toBe(ceiling);
+    expect(waiting.decode(waiting.next()).timestamp).toBeGreaterThan(ceiling);
   });
 
   it("takes another ID when a reused ID's previous ceiling is further ahead than maxFloorWaitMs", async () => {

@@ -1,0 +1,101 @@
+import { WorkerIdInUseError } from '../core/errors.js';
+
+/**
+ * What this process knows about the worker IDs its generators use, whatever module instance runs them. This is the
+ * one piece of process-wide state in the library, on purpose: a duplicate between two generators of one process, or
+ * a process repeating IDs under a worker ID it held before, can only be seen from the process. Entries are keyed by
+ * worker ID within their ID space (a static datacenter and worker pair, or a lease namespace's record), so modules
+ * with different namespaces never meet here. It hangs off `globalThis` under a registered symbol, so two copies of
+ * the library loaded in one process still share it.
+ */
+interface ProcessWorkers {
+  /** Static and host-name worker IDs in use, by `<datacenter>:<worker>`. */
+  staticInUse: Set<string>;
+  /** The highest timestamp (the layout's ms) this process issued under a leased ID it no longer holds, by record key. */
+  marks: Map<string, number>;
+  /** Leased IDs held now, by record key: their last issued timestamp, read when asked. */
+  held: Map<string, () => number>;
+  /** Lease sources running, by namespace key set. */
+  leasesByNamespace: Map<string, number>;
+}
+
+const KEY = Symbol.for('nestjs-snowflake.process-workers');
+
+function workers(): ProcessWorkers {
+  const global = globalThis as { [KEY]?: ProcessWorkers };
+  global[KEY] ??= { staticInUse: new Set(), marks: new Map(), held: new Map(), leasesByNamespace: new Map() };
+  return global[KEY];
+}
+
+/**
+ * Reserves a static worker ID for one generator of this process.
+ *
+ * @returns the release function, for shutdown
+ * @throws WorkerIdInUseError when another generator of this process uses it
+ */
+export function reserveStaticWorker(datacenterId: number, workerId: number): () => void {
+  const key = `${datacenterId}:${workerId}`;
+  const { staticInUse } = workers();
+  if (staticInUse.has(key)) throw new WorkerIdInUseError(workerId, datacenterId);
+  staticInUse.add(key);
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    staticInUse.delete(key);
+  };
+}
+
+/** Counts a lease source of a namespace; returns how many now run in this process, and the function that uncounts it. */
+export function countLease(namespaceKey: string): { running: number; done: () => void } {
+  const { leasesByNamespace } = workers();
+  const running = (leasesByNamespace.get(namespaceKey) ?? 0) + 1;
+  leasesByNamespace.set(namespaceKey, running);
+  let done = false;
+  return {
+    running,
+    done: () => {
+      if (done) return;
+      done = true;
+      const left = (leasesByNamespace.get(namespaceKey) ?? 1) - 1;
+      if (left <= 0) leasesByNamespace.delete(namespaceKey);
+      else leasesByNamespace.set(namespaceKey, left);
+    },
+  };
+}
+
+/**
+ * The highest timestamp (ms) this process ever issued under the leased ID `recordKey`, including one it holds now
+ * in another module; -1 when none. A re-claimed ID starts above it, whatever Redis says.
+ */
+export function ownHighWaterMs(recordKey: string): number {
+  const { marks, held } = workers();
+  const live = held.get(recordKey);
+  return Math.max(marks.get(recordKey) ?? -1, live === undefined ? -1 : live());
+}
+
+/** Records that this process issued up to `lastMs` under `recordKey` (never lowers the mark). */
+export function noteOwnHighWaterMs(recordKey: string, lastMs: number): void {
+  const { marks } = workers();
+  if (lastMs > (marks.get(recordKey) ?? -1)) marks.set(recordKey, lastMs);
+}
+
+/**
+ * Tracks a leased ID while it is held; the returned function ends the tracking, keeping `lastMs` as its mark.
+ */
+export function trackHeld(recordKey: string, lastMs: () => number): (finalMs: number) => void {
+  const { held } = workers();
+  held.set(recordKey, lastMs);
+  return (finalMs) => {
+    if (held.get(recordKey) === lastMs) held.delete(recordKey);
+    noteOwnHighWaterMs(recordKey, Math.max(finalMs, safe(lastMs)));
+  };
+}
+
+function safe(read: () => number): number {
+  try {
+    return read();
+  } catch {
+    return -1;
+  }
+}

@@ -1,0 +1,93 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * The short form of `npm run chaos`: the runner (test/chaos/run.mjs, against dist/, which `npm test` builds first)
+ * with three processes for 75 s under a fixed seed that schedules every fault kind of the plain mode: process kills,
+ * graceful restarts, SIGSTOP and event-loop stalls past the TTL, partitions, latency and resets on one process's
+ * proxy, Redis restarts empty and from an older snapshot, FLUSHALL, deletion of all and of some of the namespace's
+ * keys, wall-clock steps both ways and a constant skew. Every issued ID is recorded and checked.
+ */
+const RUNNER = fileURLToPath(new URL('./run.mjs', import.meta.url));
+const SEED = 2954;
+const DURATION_S = 75;
+
+interface ChaosSummary {
+  ok: boolean;
+  ids: {
+    issued: number;
+    duplicates: { count: number; examples: unknown[]; byProcess: Record<string, number> };
+    orderViolations: { count: number; examples: unknown[] };
+  };
+  refusals: Record<string, number>;
+  faults: { injected: number; byKind: Record<string, { injected: number; skipped: number; failed: number }> };
+  replay: string;
+}
+
+describe('chaos run (short form): faults on a seeded schedule, every ID recorded', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'snowflake-chaos-spec-'));
+  let runner: ChildProcess | undefined;
+
+  afterAll(() => {
+    // The runner leads its own process group (children, redis-server, proxies live in it or under it): whatever
+    // happened, nothing it started may outlive the test.
+    if (runner?.pid !== undefined && runner.exitCode === null && runner.signalCode === null) {
+      try {
+        process.kill(-runner.pid, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
+    }
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('issues no duplicate and keeps every process in order', async () => {
+    const summaryFile = join(dir, 'summary.json');
+    const child = spawn(
+      process.execPath,
+      [
+        RUNNER,
+        '--duration',
+        String(DURATION_S),
+        '--processes',
+        '3',
+        '--seed',
+        String(SEED),
+        '--ttl',
+        '2500',
+        '--json',
+        summaryFile,
+      ],
+      { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_OPTIONS: '' } },
+    );
+    runner = child;
+    let output = '';
+    child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
+
+    if (!existsSync(summaryFile)) throw new Error(`the chaos run wrote no summary (exit ${code}):\n${output}`);
+    const summary = JSON.parse(readFileSync(summaryFile, 'utf8')) as ChaosSummary;
+    const report = `${summary.replay}\n${output.slice(-6000)}`;
+    const injectedKinds = Object.entries(summary.faults.byKind)
+      .filter(([, counts]) => counts.injected > 0)
+      .map(([kind]) => kind);
+
+    expect({ duplicates: summary.ids.duplicates.count, examples: summary.ids.duplicates.examples, report }).toEqual(
+      expect.objectContaining({ duplicates: 0 }),
+    );
+    expect({ orderViolations: summary.ids.orderViolations.count, report }).toEqual(
+      expect.objectContaining({ orderViolations: 0 }),
+    );
+    expect(code).toBe(0);
+    expect(summary.ids.issued).toBeGreaterThan(10_000);
+    expect(summary.faults.injected).toBeGreaterThanOrEqual(15);
+    expect(injectedKinds).toEqual(
+      expect.arrayContaining(['kill', 'term', 'stop', 'stall', 'partition', 'redis-restart', 'flushall']),
+    );
+    expect(injectedKinds.length).toBeGreaterThanOrEqual(10);
+  }, 150_000);
+});
