@@ -65,8 +65,8 @@ describe('chaos run (short form): faults on a seeded schedule, every ID recorded
     );
     runner = child;
     let output = '';
-    child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
 
     if (!existsSync(summaryFile)) throw new Error(`the chaos run wrote no summary (exit ${code}):\n${output}`);

@@ -213,9 +213,10 @@ export const FAULTS = {
 
 /** A one-line description of a scheduled fault's parameters, for the log. */
 export function describeFault(fault) {
-  const { id: _id, at: _at, kind, target, ...params } = fault;
+  const { kind, target } = fault;
   const target_ = target === null ? '' : ` c${target}`;
-  const rest = Object.entries(params)
+  const rest = Object.entries(fault)
+    .filter(([k]) => !['id', 'at', 'kind', 'target'].includes(k))
     .map(([k, v]) => `${k}=${v}`)
     .join(' ');
   return `${kind}${target_}${rest === '' ? '' : ` (${rest})`}`;

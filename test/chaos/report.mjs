@@ -138,11 +138,15 @@ const secs = (ms) => `${(ms / 1000).toFixed(1)} s`;
 export function printSummary(summary, write = (line) => process.stdout.write(`${line}\n`)) {
   const { ids } = summary;
   write('');
-  write(`=== chaos run: seed ${summary.seed}, ${summary.durationS} s, ${summary.processes} processes, ${summary.mode} ===`);
+  write(
+    `=== chaos run: seed ${summary.seed}, ${summary.durationS} s, ${summary.processes} processes, ${summary.mode} ===`,
+  );
   write(`replay: ${summary.replay}`);
   write(`IDs issued: ${fmt(ids.issued)} (${fmt(ids.distinct)} distinct) by ${ids.perProcess.length} process runs`);
   if (ids.partialLines > 0) write(`  (${ids.partialLines} file(s) ended in a partly written line, ignored)`);
-  write(`duplicates: ${fmt(ids.duplicates.count)}${ids.duplicates.count > 0 ? ` (${fmt(ids.duplicates.values)} IDs issued more than once)` : ''}`);
+  write(
+    `duplicates: ${fmt(ids.duplicates.count)}${ids.duplicates.count > 0 ? ` (${fmt(ids.duplicates.values)} IDs issued more than once)` : ''}`,
+  );
   for (const example of ids.duplicates.examples) {
     write(
       `  ${example.id}  worker ${example.workerId} seq ${example.sequence} at ${example.time}: ${example.issuedBy.join(', ')}`,
@@ -153,7 +157,9 @@ export function printSummary(summary, write = (line) => process.stdout.write(`${
   }
   write(`order violations (per process and worker ID): ${fmt(ids.orderViolations.count)}`);
   for (const example of ids.orderViolations.examples) {
-    write(`  ${example.process} line ${example.line}, worker ${example.workerId}: ${example.id} after ${example.previous}`);
+    write(
+      `  ${example.process} line ${example.line}, worker ${example.workerId}: ${example.id} after ${example.previous}`,
+    );
   }
   const refusals = Object.entries(summary.refusals).sort((a, b) => b[1] - a[1]);
   write(`refusals: ${refusals.length === 0 ? 'none' : refusals.map(([k, v]) => `${k} ${fmt(v)}`).join(', ')}`);
@@ -171,11 +177,15 @@ export function printSummary(summary, write = (line) => process.stdout.write(`${
     );
   }
   write('  (running and not stopped or stalled by the run, boot included; resolution 0.1 s)');
-  const kinds = Object.entries(summary.faults.byKind);
-  write(
-    `faults: ${summary.faults.injected} injected, ${summary.faults.skipped} skipped, ${summary.faults.failed} failed` +
-      (kinds.length === 0 ? '' : ` — ${kinds.map(([k, v]) => `${k} ${v.injected}${v.skipped + v.failed > 0 ? `/${v.injected + v.skipped + v.failed}` : ''}`).join(', ')}`),
-  );
+  const { faults } = summary;
+  write(`faults: ${faults.injected} injected, ${faults.skipped} skipped, ${faults.failed} failed`);
+  for (const [kind, counts] of Object.entries(faults.byKind).sort((a, b) => b[1].injected - a[1].injected)) {
+    const extra = [
+      counts.skipped > 0 ? `${counts.skipped} skipped` : '',
+      counts.failed > 0 ? `${counts.failed} failed` : '',
+    ].filter(Boolean);
+    write(`  ${kind.padEnd(15)} ${counts.injected}${extra.length > 0 ? ` (${extra.join(', ')})` : ''}`);
+  }
   for (const line of summary.notes) write(`note: ${line}`);
   write(
     summary.ok

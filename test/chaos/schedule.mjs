@@ -188,7 +188,10 @@ export function selectKinds(list, { sentinel, clock }) {
   );
   if (list === undefined || list === '') return applicable;
   const selected = new Set();
-  for (const name of list.split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const name of list
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const matches = Object.keys(FAULT_KINDS).filter((kind) => kind === name || FAULT_KINDS[kind].group === name);
     if (matches.length === 0) {
       throw new Error(

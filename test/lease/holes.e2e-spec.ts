@@ -1,0 +1,261 @@
+import 'reflect-metadata';
+import { Logger, Module } from '@nestjs/common';
+import { Test, type TestingModule } from '@nestjs/testing';
+import { Redis } from 'ioredis';
+import { IdService, SnowflakeModule, WorkerIdInUseError, type SnowflakeModuleOptions } from '../../lib/index.js';
+import { RedisServer } from '../support/redis-server.js';
+
+/**
+ * One deterministic test per way of issuing a duplicate that fault injection found: two generators on one worker ID
+ * in a process, a clock that ran ahead followed by a Redis data loss, a process handed back a worker ID it held
+ * before, keys deleted while the meta survived. (The Sentinel split brain is in replication.e2e-spec.ts.)
+ */
+
+/** Two IDs to hand out; every test runs in its own namespace. */
+const LAYOUT = { timestampBits: 41, datacenterBits: 0, workerBits: 1, sequenceBits: 12 } as const;
+/** Room for a clock ahead of Redis's yet in sync: 100 + 2 × 600 + 1 ≤ 1500. */
+const LEASE = { ttlMs: 3000, fenceMarginMs: 1500, maxClockOffsetMs: 600, retryBackoffMs: 50 };
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function steppableClock(offset = 0) {
+  return {
+    now: () => Date.now() + offset,
+    step(ms: number) {
+      offset += ms;
+    },
+  };
+}
+
+describe('the five ways to a duplicate, each closed', () => {
+  const modules: TestingModule[] = [];
+  afterEach(async () => {
+    await Promise.all(modules.splice(0).map((m) => m.close().catch(() => undefined)));
+  });
+
+  describe('1. two SnowflakeModule registrations in one process', () => {
+    @Module({ imports: [SnowflakeModule.forRoot({ workerId: 7 })] })
+    class FeatureModule {}
+
+    it('refuses a second generator on the same static worker ID at bootstrap, saying to import the module once', async () => {
+      const module = await Test.createTestingModule({
+        imports: [SnowflakeModule.forRoot({ workerId: 7 }), FeatureModule],
+      }).compile();
+      modules.push(module);
+      const error = await module.init().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(WorkerIdInUseError);
+      expect((error as Error).message).toMatch(/Worker ID 7 \(datacenter 0\) is already used/);
+      expect((error as Error).message).toContain('isGlobal: true');
+    });
+
+    it('frees the worker ID when the app closes, and allows distinct worker IDs side by side', async () => {
+      const first = await Test.createTestingModule({ imports: [SnowflakeModule.forRoot({ workerId: 8 })] }).compile();
+      await first.init();
+      await first.close();
+      const again = await Test.createTestingModule({
+        imports: [SnowflakeModule.forRoot({ workerId: 8 }), SnowflakeModule.forRoot({ workerId: 9 })],
+      }).compile();
+      modules.push(again);
+      await again.init();
+      expect(again.get(IdService).next()).toBeGreaterThan(0n);
+    });
+  });
+
+  describe('with a Redis lease', () => {
+    let server: RedisServer;
+    let admin: Redis;
+    let namespace: string;
+    let counter = 0;
+
+    beforeAll(async () => {
+      server = await RedisServer.start();
+      admin = new Redis(server.url);
+    });
+    afterAll(async () => {
+      admin.disconnect();
+      await server.dispose();
+    });
+    beforeEach(() => {
+      namespace = `holes${++counter}`;
+    });
+
+    async function boot(extra: Partial<SnowflakeModuleOptions> = {}, redis: Record<string, unknown> = {}) {
+      const module = await Test.createTestingModule({
+        imports: [
+          SnowflakeModule.forRoot({
+            layout: LAYOUT,
+            clockBackToleranceMs: 100,
+            ...extra,
+            redis: { url: server.url, namespace, ...LEASE, ...redis },
+          }),
+        ],
+      }).compile();
+      modules.push(module);
+      await module.init();
+      return { ids: module.get(IdService), module };
+    }
+
+    /** Draws IDs from every service until stopped, skipping refusals: nothing is issued on a refusal. */
+    function generate(services: IdService[]) {
+      const issued: bigint[] = [];
+      let running = true;
+      const loop = (async () => {
+        while (running) {
+          for (const ids of services) {
+            try {
+              issued.push(...ids.nextBatch(20));
+            } catch {
+              // refused
+            }
+          }
+          await sleep(2);
+        }
+      })();
+      return {
+        issued,
+        stop: async () => {
+          running = false;
+          await loop;
+        },
+      };
+    }
+
+    it('1. says so when one process runs several leases in one namespace', async () => {
+      const warnings: string[] = [];
+      const spy = jestSpyWarn(warnings);
+      try {
+        const module = await Test.createTestingModule({
+          imports: [
+            SnowflakeModule.forRoot({ layout: LAYOUT, clockBackToleranceMs: 100, redis: { url: server.url, namespace, ...LEASE } }),
+            SnowflakeModule.forRoot({ layout: LAYOUT, clockBackToleranceMs: 100, redis: { url: server.url, namespace, ...LEASE } }),
+          ],
+        }).compile();
+        modules.push(module);
+        await module.init();
+      } finally {
+        spy.restore();
+      }
+      expect(warnings.some((w) => /runs 2 Redis leases in namespace/.test(w) && /isGlobal: true/.test(w))).toBe(true);
+    });
+
+    it('2. a clock that ran ahead issues nothing ahead, so a data loss after it leaves it nothing to repeat', async () => {
+      const clock = steppableClock();
+      const { ids: ahead, module } = await boot({ clock });
+      const before = ahead.next();
+      // NTP steps the clock 30 s forward, later back: nothing is issued in between.
+      clock.step(30_000);
+      expect(() => ahead.next()).toThrow(expect.objectContaining({ reason: 'clock' }));
+      expect(() => ahead.nextBatch(10)).toThrow(expect.objectContaining({ reason: 'clock' }));
+      clock.step(-30_000);
+      const last = ahead.next();
+      expect(last).toBeGreaterThan(before);
+      const workerId = ahead.workerId;
+      await module.close();
+      // Redis loses everything; the next holder of the ID, whose clock is right, starts above the last ID.
+      await admin.flushall();
+      const { ids: next } = await boot({}, { ttlMs: LEASE.ttlMs });
+      expect(next.workerId).toBe(workerId);
+      expect(next.next()).toBeGreaterThan(last);
+    }, 30_000);
+
+    it('2. a clock-back switch whose release fails leaves a note once Redis answers again', async () => {
+      const clock = steppableClock(500);
+      const { ids } = await boot({ clock });
+      const issued = await ids.nextBatchAsync(2000);
+      const last = ids.decode(issued[issued.length - 1]);
+      const port = server.port;
+      await server.stop();
+      // 600 ms back: beyond the tolerance, still in sync with the (projected) Redis clock: a switch, whose release
+      // cannot reach Redis.
+      clock.step(-600);
+      expect(() => ids.next()).toThrow(expect.objectContaining({ reason: 'switching' }));
+      await sleep(300);
+      await server.restart();
+      expect(server.port).toBe(port);
+      const record = `snowflake:{${namespace}:dc0}:w:${last.workerId}`;
+      const deadline = Date.now() + 10_000;
+      while (Date.now() < deadline && (await admin.hget(record, 'noted').catch(() => null)) === null) await sleep(50);
+      expect(Number(await admin.hget(record, 'noted'))).toBe(last.timestamp);
+    }, 30_000);
+
+    it('3. a process never issues below its own last timestamp under a worker ID it held before', async () => {
+      const clock = steppableClock(500);
+      const { ids: a } = await boot({ clock });
+      const first = a.workerId;
+      const underFirst = await a.nextBatchAsync(2000);
+      const lastUnderFirst = underFirst[underFirst.length - 1];
+      clock.step(-600);
+      expect(() => a.next()).toThrow(expect.objectContaining({ reason: 'switching' }));
+      await a.nextAsync();
+      expect(a.workerId).not.toBe(first);
+      // Redis forgets everything. The holder takes its current ID back; another registration of the same process
+      // is handed the first ID with no record at all, and still starts above what this process issued under it.
+      await admin.flushall();
+      const { ids: b } = await boot();
+      expect(b.workerId).toBe(first);
+      expect(b.status().lease!.floorMs).toBeGreaterThanOrEqual(a.decode(lastUnderFirst).timestamp);
+      expect(b.next()).toBeGreaterThan(lastUnderFirst);
+    }, 30_000);
+
+    describe('4. keys deleted while the meta survived', () => {
+      const losses: [string, (ns: string) => Promise<unknown>][] = [
+        ['the cursor and the expiry set', (ns) => admin.del(`snowflake:{${ns}:dc0}:cursor`, `snowflake:{${ns}:dc0}:expiry`)],
+        ['every record', (ns) => admin.del(`snowflake:{${ns}:dc0}:w:0`, `snowflake:{${ns}:dc0}:w:1`)],
+        ['the cursor alone', (ns) => admin.del(`snowflake:{${ns}:dc0}:cursor`)],
+      ];
+      it.each(losses)('deleting %s hands out no held ID; the holders keep issuing', async (_, lose) => {
+        const { ids: a } = await boot();
+        const generator = generate([a]);
+        await sleep(200);
+        await lose(namespace);
+        // A newcomer finds the namespace settling, not a "free" ID 0 or 1.
+        const late = boot();
+        await sleep(LEASE.ttlMs / 2);
+        const { ids: b } = await late;
+        generator.stop();
+        const issuedByB = await b.nextBatchAsync(500);
+        expect(b.workerId).not.toBe(a.workerId);
+        await generator.stop();
+        const all = [...generator.issued, ...issuedByB];
+        expect(generator.issued.length).toBeGreaterThan(0);
+        expect(new Set(all).size).toBe(all.length);
+        expect(a.status().lease!.state).toBe('held');
+      }, 30_000);
+    });
+
+    it('no refused ID on a holder whose lease was confirmed when Redis restarted without its data', async () => {
+      const { ids } = await boot();
+      const refusals: string[] = [];
+      const issued: bigint[] = [];
+      let running = true;
+      const loop = (async () => {
+        while (running) {
+          try {
+            issued.push(ids.next());
+          } catch (error) {
+            refusals.push((error as { reason?: string }).reason ?? String(error));
+          }
+          await sleep(1);
+        }
+      })();
+      await sleep(300);
+      await server.restart();
+      await sleep(LEASE.ttlMs * 1.5);
+      running = false;
+      await loop;
+      expect(refusals).toEqual([]);
+      expect(new Set(issued).size).toBe(issued.length);
+      expect(ids.status().lease!.state).toBe('held');
+      // The namespace settled meanwhile, for newcomers only.
+      expect(await admin.hget(`snowflake:{${namespace}:dc0}:w:${ids.workerId}`, 'token')).not.toBeNull();
+    }, 30_000);
+  });
+});
+
+function jestSpyWarn(into: string[]) {
+  const original = Logger.prototype.warn;
+  Logger.prototype.warn = function (this: Logger, message: unknown, ...rest: unknown[]) {
+    into.push(String(message));
+    return original.call(this, message, ...(rest as []));
+  } as typeof Logger.prototype.warn;
+  return { restore: () => (Logger.prototype.warn = original) };
+}
