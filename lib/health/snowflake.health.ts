@@ -138,6 +138,14 @@ function downReason(
       message: `The worker-ID lease is ${lease.state}: no IDs are issued until a claim succeeds.${lastError(status)}`,
     };
   }
+  if (lease !== undefined && !lease.clockInSync) {
+    return {
+      reason: 'clock-out-of-sync',
+      message:
+        `The wall clock stands ${lease.clockOffsetMs ?? '?'} ms (± ${lease.clockErrorMs ?? '?'} ms) from the Redis ` +
+        `server's clock, beyond ${lease.maxClockOffsetMs} ms: no IDs are issued until they agree. Check NTP.`,
+    };
+  }
   if (!status.ready || status.workerId === null) {
     return { reason: 'no-worker-id', message: 'No worker ID is held: IDs cannot be issued.' };
   }
@@ -155,14 +163,6 @@ function downReason(
         lease.fenceInMs !== null && lease.fenceInMs > 0
           ? `The worker-ID lease fences itself in ${lease.fenceInMs} ms unless a renewal succeeds.${lastError(status)}`
           : `The worker-ID lease lapsed: it could not be renewed in time.${lastError(status)}`,
-    };
-  }
-  if (lease !== undefined && !lease.clockInSync) {
-    return {
-      reason: 'clock-out-of-sync',
-      message:
-        `The wall clock stands ${lease.clockOffsetMs ?? '?'} ms (± ${lease.clockErrorMs ?? '?'} ms) from the Redis ` +
-        `server's clock, beyond ${lease.maxClockOffsetMs} ms: no IDs are issued until they agree. Check NTP.`,
     };
   }
   if (status.clockBehindMs > maxClockBehindMs) {

@@ -36,7 +36,9 @@ export class LeaseClient {
       // Fail fast while disconnected instead of queueing: a renewal that arrives late is worth nothing.
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
-      retryStrategy: (times: number) => Math.min(times * settings.retryBackoffMs, 2000),
+      // Reconnect soon: a holder that reaches a restarted Redis before its fence takes its worker ID back without a
+      // pause, and the fence comes after (ttl - margin), a few seconds with the defaults.
+      retryStrategy: (times: number) => Math.min(times * 50, settings.renewIntervalMs / 2, 1000),
     });
     // Connection errors surface as failed commands; without a listener ioredis would log each one.
     client.on('error', () => undefined);

@@ -262,18 +262,19 @@ export class RedisWorkerSource implements WorkerIdSource {
     const fenced = lease !== undefined && this.isFenced();
     const mono = monotonicNow();
     const wall = this.context?.clock.now() ?? Date.now();
+    const offsetMs = this.serverClock.offsetNow(wall, mono) ?? this.clockOffsetMs;
     return {
       state: fenced && this.state === 'held' ? 'fenced' : this.state,
       namespace: this.settings.namespace,
       workerId: lease?.workerId ?? null,
       datacenterId: lease?.datacenterId ?? null,
       expiresAt:
-        lease === undefined || this.clockOffsetMs === null ? null : Math.round(lease.serverExpiry + this.clockOffsetMs),
+        lease === undefined || offsetMs === null ? null : Math.round(lease.serverExpiry + offsetMs),
       fenceInMs: lease === undefined ? null : Math.max(0, Math.round(lease.fenceAt - monotonicNow())),
       lowestFenceInMs: this.settings.ttlMs - this.settings.fenceMarginMs - this.settings.renewIntervalMs,
       lastRenewalAt: this.lastRenewalAt,
       renewalFailures: this.renewalFailures,
-      clockOffsetMs: this.serverClock.offsetNow(wall, mono) ?? this.clockOffsetMs,
+      clockOffsetMs: offsetMs,
       clockErrorMs: this.serverClock.lastErrorMs,
       maxClockOffsetMs: this.settings.maxClockOffsetMs,
       clockInSync: this.serverClock.skewMs(wall, mono) <= this.serverClock.boundMs,
@@ -413,7 +414,7 @@ export class RedisWorkerSource implements WorkerIdSource {
         skip.push(lease.id);
         continue;
       }
-      const unconfirmed = await this.confirm(reply, 'claim');
+      const unconfirmed = (await this.confirm(reply, 'claim')) ?? (await this.replicasMissing('claim'));
       if (unconfirmed !== undefined) {
         await this.release(lease, lease.floorMs ?? -1).catch(() => undefined);
         lease.untrack(-1);
@@ -492,6 +493,17 @@ export class RedisWorkerSource implements WorkerIdSource {
       return `the Sentinels name another master than the Redis process that answered the ${what}`;
     }
     return `the ${what} is not confirmed: ${verdict.detail}`;
+  }
+
+  /** With `waitForReplicas`: undefined once enough replicas acknowledged the writes so far, else why not. */
+  private async replicasMissing(what: string): Promise<string | undefined> {
+    if (this.settings.waitForReplicas === 0) return undefined;
+    const acked = await this.client!.waitForReplicas(
+      this.settings.waitForReplicas,
+      this.settings.waitForReplicasTimeoutMs,
+    );
+    if (acked >= this.settings.waitForReplicas) return undefined;
+    return `only ${acked} of ${this.settings.waitForReplicas} replicas acknowledged the ${what}`;
   }
 
   private toLease(reply: Extract<ClaimReply, { kind: 'ok' }>, token: string, holderNow: number, sentAt: number): HeldLease {
@@ -666,17 +678,8 @@ export class RedisWorkerSource implements WorkerIdSource {
     );
     this.observeClock(sent, reply);
     if (reply.kind === 'lost') return { kind: 'lost', reason: reply.reason };
-    const unconfirmed = await this.confirm(reply, 'renewal');
+    const unconfirmed = (await this.confirm(reply, 'renewal')) ?? (await this.replicasMissing('renewal'));
     if (unconfirmed !== undefined) throw new Error(unconfirmed);
-    if (this.settings.waitForReplicas > 0) {
-      const acked = await this.client!.waitForReplicas(
-        this.settings.waitForReplicas,
-        this.settings.waitForReplicasTimeoutMs,
-      );
-      if (acked < this.settings.waitForReplicas) {
-        throw new Error(`only ${acked} of ${this.settings.waitForReplicas} replicas acknowledged the renewal`);
-      }
-    }
     lease.marker = reply.marker;
     lease.ceilingMs = Math.max(lease.ceilingMs, ceilingMs);
     lease.ceilingTicks = this.msToTicks(lease.ceilingMs);

@@ -84,7 +84,8 @@ export class SentinelConfirm {
       kind: 'unconfirmed',
       detail:
         `${confirmations} of ${known} Sentinels confirm the Redis process that answered (${runId}) as the master of ` +
-        `"${this.options.name}" (${reached} reachable; a majority, ${majority}, is needed)`,
+        `"${this.options.name}" (${reached} reachable; a majority, ${majority}, is needed; they name ` +
+        `${answers.map((a) => (a === undefined ? 'nothing' : `${a.runId || '?'}${a.down ? ' (down)' : ''}`)).join(', ')})`,
     };
   }
 

@@ -56,10 +56,10 @@ describe('SnowflakeHealthIndicator with a Redis lease (real redis-server)', () =
     expect(Date.now() - Date.parse(details.lastRenewalAt as string)).toBeLessThan(TTL_MS);
   });
 
-  it("reports the lease expiry in the module's clock when that clock is not the system clock", async () => {
-    // A clock an hour ahead: the lease converts Redis's expiry into this clock, so the health detail must measure
-    // against it too; measured against Date.now() it would read about an hour.
-    const offsetMs = 3_600_000;
+  it('reports down while the clock disagrees with the Redis server clock, measuring the expiry in that clock', async () => {
+    // A clock that steps an hour ahead: no IDs are issued, health says why, and the lease expiry is converted into
+    // this clock (measured against Date.now() it would read about an hour).
+    let offsetMs = 0;
     const skewed = await Test.createTestingModule({
       imports: [
         SnowflakeModule.forRoot({
@@ -72,13 +72,18 @@ describe('SnowflakeHealthIndicator with a Redis lease (real redis-server)', () =
     const skewedApp = skewed.createNestApplication({ logger: false });
     try {
       await skewedApp.init();
+      expect((await getHealth(skewedApp)).status).toBe(200);
+      offsetMs = 3_600_000;
       const { status, body } = await getHealth(skewedApp);
-      expect(status).toBe(200);
+      expect(status).toBe(503);
       const details = snowflakeOf(body);
+      expect(details).toMatchObject({ reason: 'clock-out-of-sync', clockInSync: false, leaseState: 'held' });
       // Loose bounds: the offset estimate includes a loopback round trip, slow on a loaded machine.
       expect(Math.abs((details.clockOffsetMs as number) - offsetMs)).toBeLessThan(250);
       expect(details.leaseExpiresInMs).toBeGreaterThan(0);
       expect(details.leaseExpiresInMs).toBeLessThanOrEqual(TTL_MS + 250);
+      offsetMs = 0;
+      expect((await getHealth(skewedApp)).status).toBe(200);
     } finally {
       await skewedApp.close();
     }

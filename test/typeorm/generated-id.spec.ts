@@ -16,9 +16,16 @@ import { sqliteDirectory, uniqueSuffix } from './support/databases.js';
 const files = sqliteDirectory();
 afterAll(() => files.remove());
 
+/** Services a test started, shut down after it so that the next test may take the same worker ID. */
+const started: IdService[] = [];
+afterEach(async () => {
+  await Promise.all(started.splice(0).map((ids) => ids.onApplicationShutdown()));
+});
+
 async function startedIds(options: ConstructorParameters<typeof IdService>[0] = { workerId: 1 }): Promise<IdService> {
   const ids = new IdService(options);
   await ids.onModuleInit();
+  started.push(ids);
   return ids;
 }
 
@@ -250,8 +257,10 @@ describe('attachGeneratedIds()', () => {
     const fixed = await sqlite([Profile]).initialize();
     const warnings: string[] = [];
     const logger = { warn: (message: string) => warnings.push(message) };
-    await attachGeneratedIds(plain, await startedIds(), { name: 'plain', logger });
-    await attachGeneratedIds(fixed, await startedIds(), { name: 'fixed', logger });
+    // One generator for both DataSources: a second one on the same worker ID would be refused.
+    const ids = await startedIds();
+    await attachGeneratedIds(plain, ids, { name: 'plain', logger });
+    await attachGeneratedIds(fixed, ids, { name: 'fixed', logger });
     expect(warnings).toEqual([expect.stringMatching(/"plain" returns PRAGMA results as bigints.*safeIntegerDriver/)]);
     // The reason: right after synchronize, the schema reader already finds differences with defaultSafeIntegers.
     expect((await plain.driver.createSchemaBuilder().log()).upQueries.length).toBeGreaterThan(0);
