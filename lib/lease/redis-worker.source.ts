@@ -492,6 +492,9 @@ export class RedisWorkerSource implements WorkerIdSource {
       this.client!.reconnect();
       return `the Sentinels name another master than the Redis process that answered the ${what}`;
     }
+    // Sentinels that name another process, without a majority yet: a failover may be under way, and the client
+    // reconnects so that it follows the master the Sentinels name.
+    if (verdict.elsewhere) this.client!.reconnect();
     return `the ${what} is not confirmed: ${verdict.detail}`;
   }
 

@@ -19,7 +19,7 @@ interface SentinelLink {
 export type SentinelVerdict =
   | { kind: 'confirmed'; confirmations: number; of: number }
   | { kind: 'replaced'; masterRunId: string; of: number }
-  | { kind: 'unconfirmed'; detail: string };
+  | { kind: 'unconfirmed'; detail: string; elsewhere: boolean };
 
 /** What the Sentinels are set to, for the bootstrap check. */
 export interface SentinelSetup {
@@ -82,10 +82,12 @@ export class SentinelConfirm {
     const reached = answers.filter((a) => a !== undefined).length;
     return {
       kind: 'unconfirmed',
+      // No Sentinel names the process that answered as the master: the connection may be to a stale primary.
+      elsewhere: confirmations === 0 && others.size > 0,
       detail:
         `${confirmations} of ${known} Sentinels confirm the Redis process that answered (${runId}) as the master of ` +
         `"${this.options.name}" (${reached} reachable; a majority, ${majority}, is needed; they name ` +
-        `${answers.map((a) => (a === undefined ? 'nothing' : `${a.runId || '?'}${a.down ? ' (down)' : ''}`)).join(', ')})`,
+        `${answers.map((a) => (a === undefined ? 'nothing' : `${a.runId || '?'}${a.down ? ` (${a.flags})` : ''}`)).join(', ')})`,
     };
   }
 
@@ -118,6 +120,7 @@ export class SentinelConfirm {
     const flags = (fields.get('flags') ?? '').split(',');
     return {
       runId: fields.get('runid') ?? '',
+      flags: fields.get('flags') ?? '',
       down: flags.some((f) => f === 's_down' || f === 'o_down' || f.startsWith('failover')),
       quorum: Number(fields.get('quorum') ?? 0),
       sentinels: Number(fields.get('num-other-sentinels') ?? 0) + 1,
@@ -152,6 +155,7 @@ export class SentinelConfirm {
 
 interface MasterView {
   runId: string;
+  flags: string;
   down: boolean;
   quorum: number;
   sentinels: number;

@@ -74,6 +74,29 @@ export class ChildSlot {
     this.idleMark = null;
     this.longestGap = { ms: 0, from: null };
     this.onProgress = () => undefined;
+    /** @type {Set<{ event: string, resolve: (seen: boolean) => void }>} */
+    this.waiters = new Set();
+  }
+
+  /** Resolves true once the current process reports `event`, false if it exits or `timeoutMs` passes first. */
+  waitFor(event, timeoutMs) {
+    return new Promise((resolve) => {
+      const waiter = {
+        event,
+        resolve: (seen) => {
+          clearTimeout(timer);
+          this.waiters.delete(waiter);
+          resolve(seen);
+        },
+      };
+      const timer = setTimeout(() => waiter.resolve(false), timeoutMs);
+      this.waiters.add(waiter);
+    });
+  }
+
+  /** Lets a gated process claim. */
+  go() {
+    this.child?.stdin.write('go\n');
   }
 
   get issued() {
@@ -105,14 +128,15 @@ export class ChildSlot {
     this.writeClock();
   }
 
-  start() {
+  /** Starts the next generation; with `gate`, it loads and then waits for {@link go} before it claims. */
+  start({ gate = false } = {}) {
     clearTimeout(this.restartTimer);
     this.restartTimer = undefined;
     if (this.ending || this.child !== undefined) return;
     this.generation += 1;
     this.starts += 1;
     const file = join(this.dir, `${this.name}.g${this.generation}.ids`);
-    const config = { ...this.makeConfig(this), out: file, stallFile: this.stallFile };
+    const config = { ...this.makeConfig(this), out: file, stallFile: this.stallFile, gate };
     const env = { ...process.env, NODE_OPTIONS: '' };
     if (this.faketime) {
       Object.assign(env, {
@@ -161,21 +185,27 @@ export class ChildSlot {
     let stderr = '';
     child.stderr.setEncoding('utf8');
     child.stderr.on('data', (chunk) => (stderr = (stderr + chunk).slice(-4000)));
-    child.once('exit', (code, signal) => this.exited(child, code, signal, stderr));
+    // 'close' rather than 'exit': it comes after the last lines of stdout, so that the final counts are in.
+    child.once('close', (code, signal) => this.exited(child, code, signal, stderr));
   }
 
   handle(child, event) {
     if (child !== this.child) return;
     const at = this.now();
     if (event.event !== 'stats') this.record(event);
+    for (const waiter of [...this.waiters]) {
+      if (waiter.event === event.event) waiter.resolve(true);
+    }
     switch (event.event) {
       case 'up':
         this.state = 'up';
-        this.beginIdle(at);
+        // The first boot of the run waits for a fresh namespace to settle, by design; a restart's boot is an outage.
+        if (this.generation > 1) this.beginIdle(at);
         break;
       case 'ready':
         this.state = 'ready';
         this.workerId = event.workerId;
+        if (this.generation === 1) this.beginIdle(at);
         break;
       case 'error':
         if (event.phase === 'bootstrap') {
@@ -219,6 +249,7 @@ export class ChildSlot {
     this.paused = false;
     this.stalled = false;
     this.record({ event: 'exit', code, signal, expected });
+    for (const waiter of [...this.waiters]) waiter.resolve(false);
     if (expected) return;
     if (code !== 2) {
       this.crashes += 1;
@@ -246,7 +277,11 @@ export class ChildSlot {
     }
     this.expectExit = true;
     this.state = 'stopping';
-    const gone = new Promise((resolve) => child.once('exit', resolve));
+    // From here on the process is going away on purpose: its silence is no outage.
+    this.tickIdle(this.now());
+    this.closeGap();
+    this.idleMark = null;
+    const gone = new Promise((resolve) => child.once('close', resolve));
     if (this.paused && signal === 'SIGTERM') child.kill('SIGCONT');
     child.kill(signal);
     const timer = setTimeout(() => {

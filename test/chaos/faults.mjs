@@ -45,6 +45,20 @@ function summarizeKeys(keys, prefix) {
 }
 
 /**
+ * Any of the namespace's keys but the meta (cursor, expiry set, records), so that the loss leaves the marker in
+ * place and only the missing keys themselves can reveal it. Which ones depends on the seed and the fault only.
+ */
+function someKeys(ctx, fault) {
+  return async (client) => {
+    const keys = (await client.keys(`${ctx.keyPrefix}*`)).filter((k) => k !== `${ctx.keyPrefix}meta`).sort();
+    const rng = mulberry32(ctx.seed ^ Math.imul(fault.id, 0x9e3779b1));
+    const chosen = keys.filter(() => rng() < fault.fraction);
+    if (chosen.length === 0 && keys.length > 0) chosen.push(keys[Math.floor(rng() * keys.length)]);
+    return chosen;
+  };
+}
+
+/**
  * @type {Record<string, (fault: object, ctx: object) => Promise<string | void>>}
  * Each returns a description of what it did (logged); progress along the way goes through `ctx.note`.
  */
@@ -166,6 +180,28 @@ export const FAULTS = {
     });
   },
 
+  async 'del-some'(fault, ctx) {
+    return deleteKeys(ctx, someKeys(ctx, fault));
+  },
+
+  async 'del-claim'(fault, ctx) {
+    // A live holder learns that its record is gone at its next renewal; a claim that lands before it is the race
+    // that decides whether a partial loss is read as "free". Timing the claim right after the deletion runs it.
+    const slot = signalable(ctx.slots[fault.target]);
+    await slot.signal('SIGTERM');
+    slot.start({ gate: true });
+    if (!(await slot.waitFor('loaded', 15_000))) throw new Skipped(`${slot.name} did not load in time`);
+    let detail;
+    try {
+      detail = await deleteKeys(ctx, async (client) => [
+        ...new Set([`${ctx.keyPrefix}cursor`, ...(await someKeys(ctx, fault)(client))]),
+      ]);
+    } finally {
+      slot.go();
+    }
+    return `${detail}; ${slot.name} restarted and claims at once`;
+  },
+
   async 'clock-back'(fault, ctx) {
     const slot = ctx.slots[fault.target];
     slot.stepClock(fault.stepMs);
@@ -182,6 +218,28 @@ export const FAULTS = {
     await ctx.sleep(fault.forMs);
     slot.stepClock(0);
     return `${slot.name}'s wall clock set right (-${fault.stepMs} ms)`;
+  },
+
+  async 'clock-loss'(fault, ctx) {
+    const slot = ctx.slots[fault.target];
+    const server = await ctx.topology.primary();
+    if (fault.loss === 'snapshot') await server.takeSnapshot();
+    slot.stepClock(fault.stepMs);
+    ctx.note(fault, `${slot.name}'s wall clock stepped ${fault.stepMs} ms, for ${seconds(fault.forMs)}`);
+    await ctx.sleep(fault.forMs);
+    slot.stepClock(0);
+    ctx.note(fault, `${slot.name}'s wall clock set right; ${fault.loss} in ${seconds(fault.lossAfterMs)}`);
+    await ctx.sleep(fault.lossAfterMs);
+    if (ctx.ending()) return 'no data loss: the run is ending';
+    if (fault.loss === 'flushall') {
+      return onPrimary(ctx, async (client, primary) => {
+        await client.flushall();
+        return `FLUSHALL on ${primary.name}`;
+      });
+    }
+    const data = fault.loss === 'snapshot' ? 'snapshot' : 'empty';
+    await ctx.topology.restart(server, { downMs: 200, data }, ctx.sleep);
+    return `${server.name} restarted ${data === 'snapshot' ? 'from the snapshot taken before the step' : 'empty'}`;
   },
 
   async skew(fault, ctx) {

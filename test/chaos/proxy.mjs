@@ -99,11 +99,26 @@ class Link {
     this.held = false;
     this.up = new Lane(this, client, server);
     this.down = new Lane(this, server, client);
+    this.closing = false;
     for (const socket of [client, server]) {
       socket.setNoDelay(true);
-      socket.on('error', () => this.destroy());
-      socket.on('close', () => this.destroy());
+      socket.on('error', () => this.closed || this.end());
+      socket.on('close', () => this.closed || this.end());
     }
+  }
+
+  /**
+   * One side went away. Across a partition the other side must not learn it before the partition heals; otherwise
+   * what the proxy still queues (latency) is delivered first, a little early, rather than lost.
+   */
+  end() {
+    if (this.held) {
+      this.closing = true;
+      return;
+    }
+    this.up.deliverAll();
+    this.down.deliverAll();
+    this.destroy();
   }
 
   hold() {
@@ -114,6 +129,12 @@ class Link {
 
   release() {
     this.held = false;
+    if (this.closing) {
+      // What was held still reaches the side that is there, late, as a healed network delivers it; then it sees
+      // the close.
+      this.end();
+      return;
+    }
     this.client.resume();
     this.server.resume();
     this.up.flush();
@@ -160,6 +181,12 @@ class Lane {
     if (this.queue.length > 0) {
       this.timer = setTimeout(() => this.flush(), Math.max(1, Math.ceil(this.queue[0].due - now)));
     }
+  }
+
+  deliverAll() {
+    clearTimeout(this.timer);
+    if (!this.to.destroyed) for (const { chunk } of this.queue) this.to.write(chunk);
+    this.queue = [];
   }
 
   clear() {

@@ -176,7 +176,7 @@ export function printSummary(summary, write = (line) => process.stdout.write(`${
         ` (${fmt(gap.issued)} IDs, ${gap.starts} start(s))`,
     );
   }
-  write('  (running and not stopped or stalled by the run, boot included; resolution 0.1 s)');
+  write("  (while running and not stopped or stalled by the run; a restart's boot counts, the first boot not; ±0.1 s)");
   const { faults } = summary;
   write(`faults: ${faults.injected} injected, ${faults.skipped} skipped, ${faults.failed} failed`);
   for (const [kind, counts] of Object.entries(faults.byKind).sort((a, b) => b[1].injected - a[1].injected)) {

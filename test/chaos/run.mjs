@@ -62,6 +62,8 @@ function parseOptions(argv) {
     }
     return value;
   };
+  // Unknown kinds are a usage error, before anything starts.
+  selectKinds(values.faults, { sentinel: true, clock: true });
   return {
     durationS: number('duration', 5, 86_400),
     processes: number('processes', 1, 12),
@@ -126,13 +128,12 @@ class ChaosRun {
   async setUp() {
     const { options } = this;
     this.faketime = faketimeAvailable();
-    const requested = selectKinds(options.faults, { sentinel: options.sentinel, clock: true });
+    const requested = selectKinds(options.faults, { sentinel: true, clock: true });
     if (!this.faketime && requested.some((kind) => FAULT_KINDS[kind].group === 'clock')) {
       this.notes.push(`clock faults skipped: libfaketime not found at ${FAKETIME_LIBRARY} (apt-get install faketime)`);
     }
-    if (!options.sentinel && options.faults !== undefined) {
-      const sentinelOnly = options.faults.split(',').some((name) => name.trim() === 'sentinel');
-      if (sentinelOnly) this.notes.push('sentinel faults need --sentinel: skipped');
+    if (!options.sentinel && options.faults !== undefined && requested.some((k) => FAULT_KINDS[k].sentinelOnly)) {
+      this.notes.push('Sentinel faults (failover, split-brain) need --sentinel: skipped');
     }
     this.kinds = selectKinds(options.faults, { sentinel: options.sentinel, clock: this.faketime });
     // Clock faults need every process under libfaketime; without them the processes run at full speed.
@@ -167,6 +168,7 @@ class ChaosRun {
       `  ${options.processes} processes, lease TTL ${options.ttlMs} ms, clockBackToleranceMs ${CLOCK_BACK_TOLERANCE_MS}, ` +
         `layout ${LAYOUT.workerBits} worker bits, ${this.useFaketime ? 'under libfaketime' : 'real clocks'}`,
     );
+    for (const note of this.notes) this.log(`  note: ${note}`);
     this.log(`  ${this.schedule.length} faults scheduled over ${options.durationS} s, kinds: ${this.kinds.join(', ')}`);
 
     this.topology = options.sentinel ? new SentinelTopology(this.dir) : new PlainTopology(this.dir);

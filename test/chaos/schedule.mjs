@@ -15,6 +15,9 @@ export function mulberry32(seed) {
 
 const between = (rng, low, high) => Math.round(low + rng() * (high - low));
 
+/** The Redis processes are one resource for the whole run; the others are per child. */
+const resourceOf = (resource, target) => (resource === 'redis' || target === null ? resource : `${resource}:${target}`);
+
 /**
  * Every fault kind: its group (for `--faults`), whether it targets one child, the resources it holds (so that two
  * faults never fight over one process, one clock or the Redis processes), how often it is drawn, and its parameters.
@@ -119,6 +122,19 @@ export const FAULT_KINDS = {
     weight: 0.4,
     draw: (rng) => ({ fraction: Math.round((0.3 + rng() * 0.5) * 100) / 100, span: 0 }),
   },
+  'del-some': {
+    group: 'keys',
+    holds: [],
+    weight: 0.4,
+    draw: (rng) => ({ fraction: Math.round((0.3 + rng() * 0.5) * 100) / 100, span: 0 }),
+  },
+  'del-claim': {
+    group: 'keys',
+    perChild: true,
+    holds: ['proc'],
+    weight: 0.5,
+    draw: (rng) => ({ fraction: Math.round((0.3 + rng() * 0.5) * 100) / 100, span: 4000 }),
+  },
   'clock-back': {
     group: 'clock',
     perChild: true,
@@ -140,6 +156,23 @@ export const FAULT_KINDS = {
       const stepMs = rng() < 0.3 ? 30_000 : between(rng, 300, 5000);
       const forMs = between(rng, 1000, 8000);
       return { stepMs, forMs, span: forMs };
+    },
+  },
+  'clock-loss': {
+    // The way a clock that was off leaves IDs behind that only Redis remembered: a step (ahead, or behind past the
+    // tolerance: a worker-ID switch), set right, then Redis loses its data: flushed, restarted empty, or restarted
+    // from a snapshot taken before the step.
+    group: 'clock',
+    perChild: true,
+    holds: ['clock', 'redis'],
+    weight: 0.6,
+    draw: (rng, { toleranceMs }) => {
+      const ahead = rng() < 0.6;
+      const stepMs = ahead ? between(rng, 1000, 10_000) : -between(rng, 2 * toleranceMs, 5000);
+      const forMs = between(rng, 1000, 5000);
+      const lossAfterMs = between(rng, 200, 2000);
+      const loss = ['flushall', 'restart', 'snapshot'][Math.floor(rng() * 3)];
+      return { stepMs, forMs, lossAfterMs, loss, span: forMs + lossAfterMs + 2000 };
     },
   },
   skew: {
@@ -225,7 +258,7 @@ export function makeSchedule({ seed, durationMs, processes, ttlMs, toleranceMs, 
       const start = Math.floor(rng() * processes);
       for (let i = 0; i < processes && target === null; i++) {
         const candidate = (start + i) % processes;
-        if (spec.holds.every((r) => free(`${r}:${candidate}`, at))) target = candidate;
+        if (spec.holds.every((r) => free(resourceOf(r, candidate), at))) target = candidate;
       }
       ok = target !== null;
     } else {
@@ -234,7 +267,7 @@ export function makeSchedule({ seed, durationMs, processes, ttlMs, toleranceMs, 
     if (ok) {
       faults.push({ id: faults.length + 1, at, kind, target, ...params });
       for (const resource of spec.holds) {
-        busyUntil.set(spec.perChild ? `${resource}:${target}` : resource, at + span);
+        busyUntil.set(resourceOf(resource, target), at + span);
       }
     }
     at += between(rng, 1000, 4000);

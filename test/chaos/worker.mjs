@@ -6,9 +6,10 @@
 // - Every issued ID is appended to `config.out` with a synchronous write before it is counted or anything else runs,
 //   so the file holds every ID this process handed out, even if it is killed right after.
 // - Events go to stdout as JSON lines: up (signal handlers installed: only now may the run signal it), ready, error,
-//   stats (cumulative counts, every `statsEveryMs`), worker (the worker ID changed), stall, log, stopped.
-// - SIGTERM: stop issuing, close the app (which releases the lease), report `stopped`, exit 0.
+//   stats (cumulative counts, every `statsEveryMs`), worker (the worker ID changed), stall, log, loaded, stopped.
+// - SIGTERM (or SIGINT): stop issuing, close the app (which releases the lease), report `stopped`, exit 0.
 // - SIGUSR2: busy-wait (the event loop stalls) for the number of ms written in `config.stallFile`.
+// - with `gate`, the process loads everything, reports `loaded` and claims only once it reads `go` on stdin.
 // - stdin closing (the run went away) ends the process.
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 
@@ -23,10 +24,13 @@ let stopRequested = () => undefined;
 const stopSignal = new Promise((resolve) => (stopRequested = resolve));
 
 // Handlers first, before the slow imports below: a signal that arrives before its handler is installed kills Node.
-process.on('SIGTERM', () => {
-  stopping = true;
-  stopRequested();
-});
+// SIGINT too: Ctrl-C in a terminal reaches the whole process group, and the run then stops as it would anyway.
+for (const signal of ['SIGTERM', 'SIGINT']) {
+  process.on(signal, () => {
+    stopping = true;
+    stopRequested();
+  });
+}
 process.on('SIGUSR2', () => {
   let ms = 0;
   try {
@@ -41,13 +45,31 @@ process.on('SIGUSR2', () => {
   }
   emit({ event: 'stall', phase: 'end', ms });
 });
-process.stdin.on('data', () => undefined);
+let released = () => undefined;
+const go = new Promise((resolve) => (released = resolve));
+let input = '';
+process.stdin.setEncoding('utf8');
+process.stdin.on('data', (chunk) => {
+  input += chunk;
+  if (input.includes('go\n')) released();
+});
 process.stdin.on('close', () => process.exit(1));
 emit({ event: 'up', pid: process.pid });
 
 await import('reflect-metadata');
 const { NestFactory } = await import('@nestjs/core');
 const { IdService, SnowflakeModule } = await import('../../dist/index.js');
+await import('ioredis');
+
+if (config.gate) {
+  // Everything is loaded: the claim starts within milliseconds of `go`, so that the run can time it exactly.
+  emit({ event: 'loaded' });
+  await Promise.race([go, stopSignal]);
+  if (stopping) {
+    emit({ event: 'stopped', issued: 0, lastTimestampMs: null });
+    process.exit(0);
+  }
+}
 
 function describeError(error) {
   return {
@@ -139,29 +161,52 @@ function report() {
 const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const size = () => 1 + Math.floor(Math.random() * 32);
 
+function refused(error) {
+  const key = refusalKey(error);
+  refusals[key] = (refusals[key] ?? 0) + 1;
+}
+
+let asyncInFlight = false;
+
+/**
+ * nextAsync() and nextBatchAsync() wait (a re-claim, settling) while the synchronous calls go on and are refused,
+ * one at a time. An async result is recorded in the continuation right after it is issued, before any other timer
+ * runs, so the file keeps the order in which this process issued its IDs.
+ */
+function startAsync(roll) {
+  asyncInFlight = true;
+  const pending = roll < 0.65 ? ids.nextAsync().then((id) => [id]) : ids.nextBatchAsync(size());
+  pending
+    .then(record, refused)
+    .catch((error) => fail(error))
+    .finally(() => (asyncInFlight = false));
+}
+
+function fail(error) {
+  emit({ event: 'error', phase: 'run', ...describeError(error) });
+  process.exit(3);
+}
+
 async function generate() {
   while (!stopping) {
     const roll = Math.random();
-    let refused = false;
+    let batch;
     try {
-      if (roll < 0.35) record([ids.next()]);
-      else if (roll < 0.8) record(ids.nextBatch(size()));
-      // The async forms may wait (a re-claim, settling) past a SIGTERM: the shutdown below does not wait for them,
-      // and once the app is closed they can no longer issue.
-      else if (roll < 0.93) record([await ids.nextAsync()]);
-      else record(await ids.nextBatchAsync(size()));
+      if (roll < 0.2 && !asyncInFlight) startAsync(roll / 0.2);
+      else if (roll < 0.55) batch = [ids.next()];
+      else batch = ids.nextBatch(size());
     } catch (error) {
-      const key = refusalKey(error);
-      refusals[key] = (refusals[key] ?? 0) + 1;
-      refused = true;
+      refused(error);
     }
+    // Outside the try: an ID that cannot be recorded must end the process, not pass for a refusal.
+    if (batch !== undefined) record(batch);
     // A refusal backs off a little, so that a fenced process does not spin.
-    await pause(refused ? 5 : config.intervalMs);
+    await pause(batch === undefined ? 5 : config.intervalMs);
   }
 }
 
 const timer = setInterval(report, config.statsEveryMs ?? 250);
-const generating = generate();
+const generating = generate().catch(fail);
 await stopSignal;
 clearInterval(timer);
 const lastTimestampMs = ids.status().lastTimestampMs;

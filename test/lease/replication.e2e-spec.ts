@@ -4,6 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ConsoleLogger, type Logger } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { Redis } from 'ioredis';
 import { IdService, RedisUnavailableError, SnowflakeModule } from '../../lib/index.js';
@@ -120,17 +121,44 @@ describe('Redis replication: waitForReplicas and a Sentinel failover (real redis
   });
 
   /** Boots a module whose lease talks to the primary that Sentinel names. */
-  async function bootThroughSentinel(sentinelPort: number, redis: Record<string, unknown>): Promise<IdService> {
+  async function bootThroughSentinel(
+    sentinelPort: number,
+    redis: Record<string, unknown>,
+    natMap?: Record<string, { host: string; port: number }>,
+    logger?: Logger,
+  ): Promise<IdService> {
     const client = new Redis({
       sentinels: [{ host: '127.0.0.1', port: sentinelPort }],
       name: 'main',
       commandTimeout: 500,
+      ...(natMap && { natMap }),
     });
     client.on('error', () => undefined);
     clients.push(client);
     const module = await Test.createTestingModule({
       imports: [SnowflakeModule.forRoot({ layout: LAYOUT, redis: { client, retryBackoffMs: 50, ...redis } })],
     }).compile();
+    if (logger !== undefined) module.useLogger(logger);
+    modules.push(module);
+    await module.init();
+    return module.get(IdService);
+  }
+
+  /** Like {@link bootThroughSentinel}, with a layout of its own. */
+  async function bootThroughSentinelWithLayout(
+    sentinelPort: number,
+    layout: Record<string, number>,
+    redis: Record<string, unknown>,
+    natMap: Record<string, { host: string; port: number }>,
+    logger: Logger,
+  ): Promise<IdService> {
+    const client = new Redis({ sentinels: [{ host: '127.0.0.1', port: sentinelPort }], name: 'main', commandTimeout: 500, natMap });
+    client.on('error', () => undefined);
+    clients.push(client);
+    const module = await Test.createTestingModule({
+      imports: [SnowflakeModule.forRoot({ layout, redis: { client, retryBackoffMs: 50, ...redis } })],
+    }).compile();
+    module.useLogger(logger);
     modules.push(module);
     await module.init();
     return module.get(IdService);
@@ -333,4 +361,84 @@ describe('Redis replication: waitForReplicas and a Sentinel failover (real redis
       await link.close();
     }
   }, 60_000);
+
+  it('issues no duplicate in a split brain: the old primary cut off from the Sentinels and its replica, still reached by its holders', async () => {
+    // The Sentinel and the replica reach the primary through relays that the test cuts; the holders reach it
+    // directly (ioredis natMap maps the address Sentinel announces to the primary's own port). Once cut, Sentinel
+    // promotes the replica, and the old primary goes on accepting the holders' renewals. Each renewal counts only
+    // when a majority of the Sentinels confirm the Redis process that answered as the master: the holders fence,
+    // reconnect to the promoted replica, and take their IDs back there or claim anew; nobody issues under an ID the
+    // promoted side hands out.
+    const ttlMs = 4000;
+    const layout = { ...LAYOUT, workerBits: 2 };
+    const primary = await RedisServer.start();
+    servers.push(primary);
+    const replicaLink = await startLink(primary.port);
+    const sentinelLink = await startLink(primary.port);
+    const replica = await RedisServer.start({ args: ['--replicaof', '127.0.0.1', String(replicaLink.port)] });
+    servers.push(replica);
+    await waitFor('replica sync', () => replicaInSync(primary, 1));
+    const sentinel = await startSentinel(sentinelLink.port);
+    const sentinelClient = new Redis({ port: sentinel.port, host: '127.0.0.1' });
+    clients.push(sentinelClient);
+    // Sentinel learns the primary's run_id from its first INFO; renewals are confirmed against it.
+    await waitFor('Sentinel to know the primary', async () => {
+      const fields = (await sentinelClient.call('SENTINEL', 'MASTER', 'main')) as string[];
+      return fields[fields.indexOf('runid') + 1]?.length === 40;
+    });
+    const natMap = { [`127.0.0.1:${sentinelLink.port}`]: { host: '127.0.0.1', port: primary.port } };
+    const warnings: string[] = [];
+    const logger = new (class extends ConsoleLogger {
+      warn(message: unknown) {
+        warnings.push(String(message));
+      }
+    })();
+    logger.setLogLevels(['error', 'warn']);
+    const holders: IdService[] = [];
+    const generator = generateFrom(holders);
+    const { issued } = generator;
+    const boot = (redisOptions: Record<string, unknown> = {}) =>
+      bootThroughSentinelWithLayout(sentinel.port, layout, { namespace: 'split', ttlMs, ...redisOptions }, natMap, logger);
+    try {
+      holders.push(await boot());
+      holders.push(await boot());
+      const oldIds = holders.map((ids) => ids.workerId);
+      await sleep(800);
+      const beforeCut = issued.length;
+
+      replicaLink.hold();
+      sentinelLink.hold();
+      await waitFor('failover', promoted(replica), 30_000);
+      // The old primary still answers its holders, and still believes it is the master.
+      const old = new Redis(primary.url);
+      clients.push(old);
+      expect(await old.info('replication')).toMatch(/role:master/);
+
+      // A newcomer finds the promoted replica once the Sentinel names it; after settling it hands out an ID.
+      await waitFor('the Sentinel to name the promoted replica', async () => {
+        const [, port] = (await sentinelClient.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', 'main')) as string[];
+        return Number(port) === replica.port;
+      });
+      holders.push(await boot({ bootstrapAttempts: 20 }));
+      await sleep(ttlMs);
+      await generator.stop();
+
+      expect(beforeCut).toBeGreaterThan(0);
+      expect(new Set(issued).size).toBe(issued.length);
+      expect(new Set(holders.map((ids) => ids.workerId)).size).toBe(3);
+      expect(warnings.some((w) => /Sentinels of "main" name another master/.test(w))).toBe(true);
+      // The holders left the old primary: every one now renews on the promoted replica.
+      const onPromoted = new Redis(replica.url);
+      clients.push(onPromoted);
+      for (const workerId of holders.map((ids) => ids.workerId)) {
+        expect(await onPromoted.hget(`snowflake:{split:dc0}:w:${workerId}`, 'token')).toMatch(/^[0-9a-f-]{36}$/);
+      }
+      expect(oldIds.length).toBe(2);
+    } finally {
+      await generator.stop();
+      await sentinel.stop();
+      await replicaLink.close();
+      await sentinelLink.close();
+    }
+  }, 90_000);
 });
