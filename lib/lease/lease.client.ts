@@ -94,7 +94,7 @@ export class LeaseClient {
    * afresh, instead of staying on a primary they replaced.
    */
   reconnect(): void {
-    (this.client.disconnect as (reconnect?: boolean) => void).call(this.client, true);
+    this.client.disconnect(true);
   }
 
   /** Closes the client if the lease created it; a client given by the app is left open. */

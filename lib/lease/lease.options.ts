@@ -7,7 +7,8 @@ export interface RedisClientLike {
   defineCommand(name: string, definition: { numberOfKeys: number; lua: string }): void;
   call(command: string, ...args: (string | number)[]): Promise<unknown>;
   quit(): Promise<unknown>;
-  disconnect(): void;
+  /** `reconnect`: connect again at once (ioredis), so that a Sentinel client asks for the master afresh. */
+  disconnect(reconnect?: boolean): void;
   on(event: string, listener: (...args: unknown[]) => void): unknown;
   once(event: string, listener: (...args: unknown[]) => void): unknown;
   removeListener?(event: string, listener: (...args: unknown[]) => void): unknown;

@@ -268,8 +268,7 @@ export class RedisWorkerSource implements WorkerIdSource {
       namespace: this.settings.namespace,
       workerId: lease?.workerId ?? null,
       datacenterId: lease?.datacenterId ?? null,
-      expiresAt:
-        lease === undefined || offsetMs === null ? null : Math.round(lease.serverExpiry + offsetMs),
+      expiresAt: lease === undefined || offsetMs === null ? null : Math.round(lease.serverExpiry + offsetMs),
       fenceInMs: lease === undefined ? null : Math.max(0, Math.round(lease.fenceAt - monotonicNow())),
       lowestFenceInMs: this.settings.ttlMs - this.settings.fenceMarginMs - this.settings.renewIntervalMs,
       lastRenewalAt: this.lastRenewalAt,
@@ -509,7 +508,12 @@ export class RedisWorkerSource implements WorkerIdSource {
     return `only ${acked} of ${this.settings.waitForReplicas} replicas acknowledged the ${what}`;
   }
 
-  private toLease(reply: Extract<ClaimReply, { kind: 'ok' }>, token: string, holderNow: number, sentAt: number): HeldLease {
+  private toLease(
+    reply: Extract<ClaimReply, { kind: 'ok' }>,
+    token: string,
+    holderNow: number,
+    sentAt: number,
+  ): HeldLease {
     const { layout } = this.context!;
     const workerId = this.settings.allocateDatacenter ? reply.id & layout.maxWorkerId : reply.id;
     const datacenterId = this.settings.allocateDatacenter
@@ -654,9 +658,7 @@ export class RedisWorkerSource implements WorkerIdSource {
    *
    * @throws when Redis cannot be reached, or the replicas or Sentinels did not confirm in time
    */
-  private async extend(
-    lease: HeldLease,
-  ): Promise<{ kind: 'ok' | 'recovered' } | { kind: 'lost'; reason: string }> {
+  private async extend(lease: HeldLease): Promise<{ kind: 'ok' | 'recovered' } | { kind: 'lost'; reason: string }> {
     const { clock, layout } = this.context!;
     const lastTicks = this.context!.lastTimestamp();
     const lastMs = lastTicks < 0 ? -1 : layout.epoch + lastTicks * layout.timeUnitMs;

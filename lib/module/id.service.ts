@@ -238,8 +238,7 @@ export class IdService implements OnModuleInit, OnApplicationShutdown {
     return {
       ...stats,
       source: this.settings.worker.kind,
-      ready:
-        this.assigned && !this.stopped && (lease === undefined || (lease.state === 'held' && lease.clockInSync)),
+      ready: this.assigned && !this.stopped && (lease === undefined || (lease.state === 'held' && lease.clockInSync)),
       workerId: this.assigned ? this.generator.workerId : null,
       datacenterId: this.assigned ? this.generator.datacenterId : null,
       lastTimestampMs,

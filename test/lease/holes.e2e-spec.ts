@@ -125,8 +125,16 @@ describe('the five ways to a duplicate, each closed', () => {
       try {
         const module = await Test.createTestingModule({
           imports: [
-            SnowflakeModule.forRoot({ layout: LAYOUT, clockBackToleranceMs: 100, redis: { url: server.url, namespace, ...LEASE } }),
-            SnowflakeModule.forRoot({ layout: LAYOUT, clockBackToleranceMs: 100, redis: { url: server.url, namespace, ...LEASE } }),
+            SnowflakeModule.forRoot({
+              layout: LAYOUT,
+              clockBackToleranceMs: 100,
+              redis: { url: server.url, namespace, ...LEASE },
+            }),
+            SnowflakeModule.forRoot({
+              layout: LAYOUT,
+              clockBackToleranceMs: 100,
+              redis: { url: server.url, namespace, ...LEASE },
+            }),
           ],
         }).compile();
         modules.push(module);
@@ -198,28 +206,34 @@ describe('the five ways to a duplicate, each closed', () => {
 
     describe('4. keys deleted while the meta survived', () => {
       const losses: [string, (ns: string) => Promise<unknown>][] = [
-        ['the cursor and the expiry set', (ns) => admin.del(`snowflake:{${ns}:dc0}:cursor`, `snowflake:{${ns}:dc0}:expiry`)],
+        [
+          'the cursor and the expiry set',
+          (ns) => admin.del(`snowflake:{${ns}:dc0}:cursor`, `snowflake:{${ns}:dc0}:expiry`),
+        ],
         ['every record', (ns) => admin.del(`snowflake:{${ns}:dc0}:w:0`, `snowflake:{${ns}:dc0}:w:1`)],
         ['the cursor alone', (ns) => admin.del(`snowflake:{${ns}:dc0}:cursor`)],
       ];
-      it.each(losses)('deleting %s hands out no held ID; the holders keep issuing', async (_, lose) => {
-        const { ids: a } = await boot();
-        const generator = generate([a]);
-        await sleep(200);
-        await lose(namespace);
-        // A newcomer finds the namespace settling, not a "free" ID 0 or 1.
-        const late = boot();
-        await sleep(LEASE.ttlMs / 2);
-        const { ids: b } = await late;
-        generator.stop();
-        const issuedByB = await b.nextBatchAsync(500);
-        expect(b.workerId).not.toBe(a.workerId);
-        await generator.stop();
-        const all = [...generator.issued, ...issuedByB];
-        expect(generator.issued.length).toBeGreaterThan(0);
-        expect(new Set(all).size).toBe(all.length);
-        expect(a.status().lease!.state).toBe('held');
-      }, 30_000);
+      it.each(losses)(
+        'deleting %s hands out no held ID; the holders keep issuing',
+        async (_, lose) => {
+          const { ids: a } = await boot();
+          const generator = generate([a]);
+          await sleep(200);
+          await lose(namespace);
+          // A newcomer finds the namespace settling, not a "free" ID 0 or 1.
+          const late = boot();
+          await sleep(LEASE.ttlMs / 2);
+          const { ids: b } = await late;
+          const issuedByB = await b.nextBatchAsync(500);
+          expect(b.workerId).not.toBe(a.workerId);
+          await generator.stop();
+          const all = [...generator.issued, ...issuedByB];
+          expect(generator.issued.length).toBeGreaterThan(0);
+          expect(new Set(all).size).toBe(all.length);
+          expect(a.status().lease!.state).toBe('held');
+        },
+        30_000,
+      );
     });
 
     it('no refused ID on a holder whose lease was confirmed when Redis restarted without its data', async () => {

@@ -40,7 +40,10 @@ describe('lease scripts (real redis-server)', () => {
     return reply;
   }
 
-  async function renew(request: Partial<RenewRequest> & Pick<RenewRequest, 'id' | 'token' | 'marker'>, config = CONFIG) {
+  async function renew(
+    request: Partial<RenewRequest> & Pick<RenewRequest, 'id' | 'token' | 'marker'>,
+    config = CONFIG,
+  ) {
     const p = protocol(4, config);
     const full: RenewRequest = {
       ceilingMs: Date.now() + TTL,

@@ -4,7 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConsoleLogger, type Logger } from '@nestjs/common';
+import { ConsoleLogger, type LoggerService } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { Redis } from 'ioredis';
 import { IdService, RedisUnavailableError, SnowflakeModule } from '../../lib/index.js';
@@ -125,7 +125,7 @@ describe('Redis replication: waitForReplicas and a Sentinel failover (real redis
     sentinelPort: number,
     redis: Record<string, unknown>,
     natMap?: Record<string, { host: string; port: number }>,
-    logger?: Logger,
+    logger?: LoggerService,
   ): Promise<IdService> {
     const client = new Redis({
       sentinels: [{ host: '127.0.0.1', port: sentinelPort }],
@@ -150,9 +150,14 @@ describe('Redis replication: waitForReplicas and a Sentinel failover (real redis
     layout: Record<string, number>,
     redis: Record<string, unknown>,
     natMap: Record<string, { host: string; port: number }>,
-    logger: Logger,
+    logger: LoggerService,
   ): Promise<IdService> {
-    const client = new Redis({ sentinels: [{ host: '127.0.0.1', port: sentinelPort }], name: 'main', commandTimeout: 500, natMap });
+    const client = new Redis({
+      sentinels: [{ host: '127.0.0.1', port: sentinelPort }],
+      name: 'main',
+      commandTimeout: 500,
+      natMap,
+    });
     client.on('error', () => undefined);
     clients.push(client);
     const module = await Test.createTestingModule({
@@ -389,7 +394,7 @@ describe('Redis replication: waitForReplicas and a Sentinel failover (real redis
     const natMap = { [`127.0.0.1:${sentinelLink.port}`]: { host: '127.0.0.1', port: primary.port } };
     const warnings: string[] = [];
     const logger = new (class extends ConsoleLogger {
-      warn(message: unknown) {
+      override warn(message: unknown) {
         warnings.push(String(message));
       }
     })();
@@ -398,7 +403,13 @@ describe('Redis replication: waitForReplicas and a Sentinel failover (real redis
     const generator = generateFrom(holders);
     const { issued } = generator;
     const boot = (redisOptions: Record<string, unknown> = {}) =>
-      bootThroughSentinelWithLayout(sentinel.port, layout, { namespace: 'split', ttlMs, ...redisOptions }, natMap, logger);
+      bootThroughSentinelWithLayout(
+        sentinel.port,
+        layout,
+        { namespace: 'split', ttlMs, ...redisOptions },
+        natMap,
+        logger,
+      );
     try {
       holders.push(await boot());
       holders.push(await boot());
