@@ -67,7 +67,6 @@ export class RedisWorkerSource implements WorkerIdSource {
   private renewTimer: NodeJS.Timeout | undefined;
   private renewalFailures = 0;
   private lastRenewalAt: number | null = null;
-  private clockOffsetMs: number | null = null;
   private lastError: string | null = null;
   private switches = 0;
   private renewing = false;
@@ -262,7 +261,7 @@ export class RedisWorkerSource implements WorkerIdSource {
     const fenced = lease !== undefined && this.isFenced();
     const mono = monotonicNow();
     const wall = this.context?.clock.now() ?? Date.now();
-    const offsetMs = this.serverClock.offsetNow(wall, mono) ?? this.clockOffsetMs;
+    const offsetMs = this.serverClock.offsetNow(wall, mono);
     return {
       state: fenced && this.state === 'held' ? 'fenced' : this.state,
       namespace: this.settings.namespace,
@@ -462,8 +461,7 @@ export class RedisWorkerSource implements WorkerIdSource {
   }
 
   private observeClock(sent: { wall: number; mono: number }, reply: ServerStamp): void {
-    const { offsetMs } = this.serverClock.observe(sent, this.stamp(), reply.serverMs, reply.runId);
-    this.clockOffsetMs = Math.round(offsetMs) || 0;
+    this.serverClock.observe(sent, this.stamp(), reply.serverMs, reply.runId);
   }
 
   /** Undefined when the clock of the last round trip agrees with the server's; else what was measured. */

@@ -124,8 +124,15 @@ describe('Redis replication: waitForReplicas and a Sentinel failover (real redis
   async function bootThroughSentinel(
     sentinelPort: number,
     redis: Record<string, unknown>,
-    natMap?: Record<string, { host: string; port: number }>,
-    logger?: LoggerService,
+    {
+      layout = LAYOUT,
+      natMap,
+      logger,
+    }: {
+      layout?: Record<string, number>;
+      natMap?: Record<string, { host: string; port: number }>;
+      logger?: LoggerService;
+    } = {},
   ): Promise<IdService> {
     const client = new Redis({
       sentinels: [{ host: '127.0.0.1', port: sentinelPort }],
@@ -136,34 +143,9 @@ describe('Redis replication: waitForReplicas and a Sentinel failover (real redis
     client.on('error', () => undefined);
     clients.push(client);
     const module = await Test.createTestingModule({
-      imports: [SnowflakeModule.forRoot({ layout: LAYOUT, redis: { client, retryBackoffMs: 50, ...redis } })],
-    }).compile();
-    if (logger !== undefined) module.useLogger(logger);
-    modules.push(module);
-    await module.init();
-    return module.get(IdService);
-  }
-
-  /** Like {@link bootThroughSentinel}, with a layout of its own. */
-  async function bootThroughSentinelWithLayout(
-    sentinelPort: number,
-    layout: Record<string, number>,
-    redis: Record<string, unknown>,
-    natMap: Record<string, { host: string; port: number }>,
-    logger: LoggerService,
-  ): Promise<IdService> {
-    const client = new Redis({
-      sentinels: [{ host: '127.0.0.1', port: sentinelPort }],
-      name: 'main',
-      commandTimeout: 500,
-      natMap,
-    });
-    client.on('error', () => undefined);
-    clients.push(client);
-    const module = await Test.createTestingModule({
       imports: [SnowflakeModule.forRoot({ layout, redis: { client, retryBackoffMs: 50, ...redis } })],
     }).compile();
-    module.useLogger(logger);
+    if (logger !== undefined) module.useLogger(logger);
     modules.push(module);
     await module.init();
     return module.get(IdService);
@@ -403,13 +385,7 @@ describe('Redis replication: waitForReplicas and a Sentinel failover (real redis
     const generator = generateFrom(holders);
     const { issued } = generator;
     const boot = (redisOptions: Record<string, unknown> = {}) =>
-      bootThroughSentinelWithLayout(
-        sentinel.port,
-        layout,
-        { namespace: 'split', ttlMs, ...redisOptions },
-        natMap,
-        logger,
-      );
+      bootThroughSentinel(sentinel.port, { namespace: 'split', ttlMs, ...redisOptions }, { layout, natMap, logger });
     try {
       holders.push(await boot());
       holders.push(await boot());
