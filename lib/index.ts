@@ -10,7 +10,9 @@ export {
   TimestampOverflowError,
   UnsafeNumberError,
   WorkerIdInUseError,
+  TransientSnowflakeError,
   WorkerUnavailableError,
+  type WorkerUnavailableReason,
 } from './core/errors.js';
 export { SnowflakeGenerator, type GeneratorOptions, type GeneratorStats } from './core/generator.js';
 export {
@@ -35,8 +37,10 @@ export {
   RedisUnavailableError,
 } from './lease/lease.errors.js';
 export type { RedisClientLike, RedisLeaseOptions } from './lease/lease.options.js';
+export type { LeaseStatus } from './lease/lease.status.js';
 export { IdService, type SnowflakeStatus } from './module/id.service.js';
 export { SnowflakeModule } from './module/snowflake.module.js';
 export type { SnowflakeModuleOptions } from './module/snowflake.options.js';
+export { SNOWFLAKE_GENERATOR, SNOWFLAKE_WORKER_SOURCE } from './module/snowflake.tokens.js';
 export { workerIdFromHostname } from './worker/static.source.js';
-export type { LeaseStatus, WorkerAssignment, WorkerIdSource } from './worker/worker-source.js';
+export type { WorkerAssignment, WorkerIdSource, WorkerSourceContext } from './worker/worker-source.js';

@@ -11,6 +11,14 @@ export class SnowflakeError extends Error {
 }
 
 /**
+ * Base class of the errors that pass by themselves: the lease is being (re-)claimed, Redis is away, the clock or the
+ * sequence catches up. Retrying later succeeds, so over HTTP they answer 503 with `Retry-After`.
+ *
+ * @publicApi
+ */
+export class TransientSnowflakeError extends SnowflakeError {}
+
+/**
  * Invalid module or layout options. Thrown once, at bootstrap, naming the option and the fix.
  *
  * @publicApi
@@ -48,7 +56,7 @@ export class InvalidSnowflakeError extends SnowflakeError {
  *
  * @publicApi
  */
-export class ClockMovedBackError extends SnowflakeError {
+export class ClockMovedBackError extends TransientSnowflakeError {
   constructor(
     /** How far the clock stands behind the last issued timestamp, in milliseconds. */
     readonly behindMs: number,
@@ -77,7 +85,7 @@ export class ClockMovedBackError extends SnowflakeError {
  *
  * @publicApi
  */
-export class SequenceExhaustedError extends SnowflakeError {
+export class SequenceExhaustedError extends TransientSnowflakeError {
   constructor(
     /** The milliseconds until the next time unit starts. */
     readonly waitMs: number,
@@ -128,22 +136,65 @@ export class TimestampOverflowError extends SnowflakeError {
   }
 }
 
+/** Why a worker may not issue IDs right now. */
+export type WorkerUnavailableReason =
+  'not-started' | 'fenced' | 'lost' | 'switching' | 'stopped' | 'ceiling' | 'clock' | 'settling';
+
+/** What each reason means, and what to do about it: the message is built from these, never by hand. */
+const UNAVAILABLE: Record<WorkerUnavailableReason, { what: string; advice: string }> = {
+  'not-started': {
+    what: 'No worker ID is claimed yet',
+    advice: 'IDs are issued once the module has initialised (after app.init() or listen()).',
+  },
+  fenced: {
+    what: 'The lease could not be renewed in time, so no IDs are issued under it',
+    advice: 'It resumes once Redis answers again; check the connection to Redis.',
+  },
+  lost: {
+    what: 'The lease on the worker ID was lost',
+    advice: 'Another worker ID is being claimed; retry in a moment, or use nextAsync(), which waits.',
+  },
+  switching: {
+    what: 'The worker ID is being re-claimed or switched',
+    advice: 'Retry in a moment, or use nextAsync(), which waits.',
+  },
+  stopped: {
+    what: 'The worker ID was released because the application is shutting down',
+    advice: 'No IDs are issued after shutdown.',
+  },
+  ceiling: {
+    what: "The clock ran past the lease's ceiling before a renewal raised it",
+    advice: 'Retry in a moment, or use nextAsync(), which waits for the renewal.',
+  },
+  clock: {
+    what: "The wall clock disagrees with the Redis server's clock by more than redis.maxClockOffsetMs",
+    advice:
+      'No IDs are issued until they agree again; check the time synchronisation (NTP) of this machine and of Redis.',
+  },
+  settling: {
+    what: "Redis lost the namespace's data (restart, failover, flush or deleted keys)",
+    advice: 'No worker ID is handed out until holders from before have stopped; retry in a moment, or use nextAsync().',
+  },
+};
+
 /**
  * The worker may not issue IDs right now: no worker ID is held, the lease lapsed, or it is being
- * switched. `reason` says which; the message says what to do.
+ * switched. `reason` says which; the message, built from it, says what to do.
  *
  * @publicApi
  */
-export class WorkerUnavailableError extends SnowflakeError {
+export class WorkerUnavailableError extends TransientSnowflakeError {
   constructor(
     /**
      * `clock`: the wall clock disagrees with the Redis server's by more than the lease allows (it stepped, or drifts);
      * `settling`: Redis lost the namespace's data and no worker ID is handed out until earlier holders have stopped.
      */
-    readonly reason: 'not-started' | 'fenced' | 'lost' | 'switching' | 'stopped' | 'ceiling' | 'clock' | 'settling',
-    message: string,
+    readonly reason: WorkerUnavailableReason,
+    /** What this occurrence adds: the worker ID, a measured offset, the last error. */
+    readonly detail?: string,
   ) {
-    super(message);
+    const { what, advice } = UNAVAILABLE[reason];
+    super(`${what}${detail === undefined || detail === '' ? '' : ` (${detail})`}. ${advice}`);
   }
 }
 

@@ -1,4 +1,6 @@
-import { systemClock, monotonicNow, type Clock } from './clock.js';
+import { bothClocks, type Clock, type Clocks } from './clock.js';
+import { DEFAULTS } from './defaults.js';
+import { ticksAtMs } from './time-units.js';
 import {
   BatchTooLargeError,
   ClockMovedBackError,
@@ -78,7 +80,7 @@ export function assertBatchCount(count: number, method: string): void {
  */
 export class SnowflakeGenerator {
   readonly layout: Layout;
-  private readonly clock: Clock;
+  private readonly clock: Clocks;
   private readonly epoch: number;
   private readonly unit: number;
   private readonly maxSequence: number;
@@ -102,14 +104,18 @@ export class SnowflakeGenerator {
   constructor(options: GeneratorOptions) {
     const { layout } = options;
     this.layout = layout;
-    this.clock = options.clock ?? systemClock;
+    this.clock = bothClocks(options.clock);
     this.epoch = layout.epoch;
     this.unit = layout.timeUnitMs;
     this.maxSequence = layout.maxSequence;
     this.timestampShift = BigInt(layout.timestampShift);
-    this.toleranceMs = nonNegativeOption('clockBackToleranceMs', options.clockBackToleranceMs, 1000);
+    this.toleranceMs = nonNegativeOption(
+      'clockBackToleranceMs',
+      options.clockBackToleranceMs,
+      DEFAULTS.clockBackToleranceMs,
+    );
     this.toleranceTicks = Math.floor(this.toleranceMs / this.unit);
-    this.maxSyncWaitMs = nonNegativeOption('maxSyncWaitMs', options.maxSyncWaitMs, 10);
+    this.maxSyncWaitMs = nonNegativeOption('maxSyncWaitMs', options.maxSyncWaitMs, DEFAULTS.maxSyncWaitMs);
     this.assign(options.workerId ?? 0, options.datacenterId ?? 0, options.floor, options.permit);
   }
 
@@ -144,7 +150,7 @@ export class SnowflakeGenerator {
   next(): bigint {
     // Clock first, permit second: a pause between the two must not slip past the fence.
     const now = this.clock.now();
-    const t = Math.floor((now - this.epoch) / this.unit);
+    const t = ticksAtMs(this.layout, now);
     const ceiling = this.permit === undefined ? NO_CEILING : this.permit.ceiling(now);
     if (t === this.last && this.sequence < this.maxSequence) {
       this.sequence++;
@@ -160,7 +166,7 @@ export class SnowflakeGenerator {
    */
   nextWithoutWaiting(): bigint {
     const now = this.clock.now();
-    const t = Math.floor((now - this.epoch) / this.unit);
+    const t = ticksAtMs(this.layout, now);
     const ceiling = this.permit === undefined ? NO_CEILING : this.permit.ceiling(now);
     return this.advanceOrContinue(t, ceiling, 0);
   }
@@ -195,13 +201,13 @@ export class SnowflakeGenerator {
     this.assertBatchFitsWait(count, reading);
     const out: bigint[] = [];
     // One more millisecond, as in waitForNextTick: the wall clock counts whole ones.
-    const deadline = monotonicNow() + this.maxSyncWaitMs + 1;
+    const deadline = this.clock.monotonicNow() + this.maxSyncWaitMs + 1;
     while (out.length < count) {
       const now = reading ?? this.clock.now();
-      const t = Math.floor((now - this.epoch) / this.unit);
+      const t = ticksAtMs(this.layout, now);
       reading = undefined;
       const ceiling = this.permit === undefined ? NO_CEILING : this.permit.ceiling(now);
-      out.push(this.advanceOrContinue(t, ceiling, Math.max(0, Math.ceil(deadline - monotonicNow()))));
+      out.push(this.advanceOrContinue(t, ceiling, Math.max(0, Math.ceil(deadline - this.clock.monotonicNow()))));
       this.fillTick(out, count);
     }
     return out;
@@ -212,7 +218,7 @@ export class SnowflakeGenerator {
    * later than `maxSyncWaitMs` from now, such as a batch begun late in a 1 s unit: drawn IDs would be thrown away.
    */
   private assertBatchFitsWait(count: number, now: number): void {
-    const t = Math.floor((now - this.epoch) / this.unit);
+    const t = ticksAtMs(this.layout, now);
     // A clock behind the last timestamp borrows units without waiting, within the tolerance: nothing to check.
     if (t < this.last) return;
     const left = t === this.last ? this.maxSequence - this.sequence : this.maxSequence + 1;
@@ -311,11 +317,7 @@ export class SnowflakeGenerator {
   private issueAt(t: number, ceiling: number): bigint {
     if (t > ceiling) {
       this.permit?.ceilingReached?.();
-      throw new WorkerUnavailableError(
-        'ceiling',
-        'The worker lease has not been renewed far enough ahead to issue IDs at the current time. ' +
-          'It renews in the background; if this persists, check the connection to Redis.',
-      );
+      throw new WorkerUnavailableError('ceiling');
     }
     if (t > this.layout.maxTimestamp) throw new TimestampOverflowError(new Date(this.layout.lastTimestampMs));
     this.last = t;
@@ -352,11 +354,11 @@ export class SnowflakeGenerator {
     if (waitMs > maxWaitMs) throw new SequenceExhaustedError(waitMs, maxWaitMs);
     this.counters.overflowWaits++;
     // One more millisecond: the wall clock counts whole ones, so a wait of exactly maxWaitMs must still fit.
-    const deadline = monotonicNow() + maxWaitMs + 1;
+    const deadline = this.clock.monotonicNow() + maxWaitMs + 1;
     for (;;) {
       // Deadline before clock: a pause (GC, preemption) between the two reads must not fail a wait that succeeded.
-      const expired = monotonicNow() > deadline;
-      const t = Math.floor((this.clock.now() - this.epoch) / this.unit);
+      const expired = this.clock.monotonicNow() > deadline;
+      const t = ticksAtMs(this.layout, this.clock.now());
       if (t >= target) return t;
       if (t < this.last) {
         // Stepped back while waiting: continue in clock-back mode.

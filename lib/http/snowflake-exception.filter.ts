@@ -1,27 +1,11 @@
 import { Catch, HttpException, HttpStatus, Logger, type ArgumentsHost } from '@nestjs/common';
 import { BaseExceptionFilter } from '@nestjs/core';
-import {
-  ClockMovedBackError,
-  InvalidSnowflakeError,
-  SequenceExhaustedError,
-  SnowflakeError,
-  WorkerUnavailableError,
-} from '../core/errors.js';
-import { LeaseExhaustedError, RedisUnavailableError } from '../lease/lease.errors.js';
-
-/** Errors that pass: the lease is being re-claimed, Redis is away, the clock or the sequence catches up. */
-const TEMPORARY = [
-  WorkerUnavailableError,
-  SequenceExhaustedError,
-  ClockMovedBackError,
-  RedisUnavailableError,
-  LeaseExhaustedError,
-];
+import { InvalidSnowflakeError, SnowflakeError, TransientSnowflakeError } from '../core/errors.js';
 
 /**
  * Answers the library's typed errors over HTTP with the status that tells clients what happened:
  * - `InvalidSnowflakeError` (a malformed ID) is the client's mistake: 400 with the reason.
- * - An ID that cannot be issued right now is a temporary outage: 503 with `Retry-After`, which load balancers and
+ * - An ID that cannot be issued right now (a `TransientSnowflakeError`) is a temporary outage: 503 with `Retry-After`, which load balancers and
  *   clients retry. The body names the error class but not its message, which speaks of the deployment (Redis
  *   addresses, options); the message goes to the log as a warning.
  * - Any other `SnowflakeError` (a misconfiguration, a driver that rounds IDs) goes to Nest's own handling: 500
@@ -45,7 +29,7 @@ export class SnowflakeExceptionFilter extends BaseExceptionFilter<SnowflakeError
       const body = { statusCode: HttpStatus.BAD_REQUEST, error: error.name, message: error.message };
       return super.catch(new HttpException(body, HttpStatus.BAD_REQUEST, { cause: error }), host);
     }
-    if (!TEMPORARY.some((type) => error instanceof type)) return super.catch(error, host);
+    if (!(error instanceof TransientSnowflakeError)) return super.catch(error, host);
 
     this.logger.warn(`Answered 503: ${error.name}: ${error.message}`);
     const adapter = this.applicationRef ?? this.httpAdapterHost?.httpAdapter;

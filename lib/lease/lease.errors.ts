@@ -1,11 +1,11 @@
-import { SnowflakeError } from '../core/errors.js';
+import { SnowflakeError, TransientSnowflakeError } from '../core/errors.js';
 
 /**
  * Every worker ID of the namespace is held by a live lease.
  *
  * @publicApi
  */
-export class LeaseExhaustedError extends SnowflakeError {
+export class LeaseExhaustedError extends TransientSnowflakeError {
   constructor(
     readonly namespace: string,
     readonly held: number,
@@ -55,7 +55,7 @@ export class LeaseConfigMismatchError extends SnowflakeError {
  *
  * @publicApi
  */
-export class RedisUnavailableError extends SnowflakeError {
+export class RedisUnavailableError extends TransientSnowflakeError {
   constructor(
     readonly namespace: string,
     readonly attempts: number,

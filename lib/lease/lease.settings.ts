@@ -1,4 +1,5 @@
 import { SnowflakeConfigError } from '../core/errors.js';
+import { DEFAULTS } from '../core/defaults.js';
 import type { Layout } from '../core/layout.js';
 import { nonNegativeOption, positiveOption } from '../core/option-checks.js';
 import type { RedisClientLike, RedisLeaseOptions } from './lease.options.js';
@@ -157,7 +158,7 @@ function resolveClockBounds(
   const clockBackToleranceMs = nonNegativeOption(
     'clockBackToleranceMs',
     givenClockBackToleranceMs,
-    Math.min(1000, Math.floor(fenceMarginMs / 2)),
+    Math.min(DEFAULTS.clockBackToleranceMs, Math.floor(fenceMarginMs / 2)),
   );
   const room = fenceMarginMs - clockBackToleranceMs - layout.timeUnitMs;
   const maxClockOffsetMs = positiveOption('redis.maxClockOffsetMs', options.maxClockOffsetMs, Math.floor(room / 2));

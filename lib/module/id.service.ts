@@ -1,15 +1,15 @@
-import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { SnowflakeCodec, type ComposeInput, type SnowflakeParts } from '../core/codec.js';
-import { ClockMovedBackError, SequenceExhaustedError, WorkerUnavailableError } from '../core/errors.js';
 import { SnowflakeGenerator, assertBatchCount, type GeneratorStats } from '../core/generator.js';
 import type { Layout } from '../core/layout.js';
-import type { IssuePermit } from '../core/permit.js';
-import { reserveStaticWorker } from '../worker/process-workers.js';
-import { StaticWorkerSource } from '../worker/static.source.js';
-import type { LeaseStatus, WorkerAssignment, WorkerIdSource, WorkerSourceContext } from '../worker/worker-source.js';
-import { SNOWFLAKE_MODULE_OPTIONS } from './snowflake.module-definition.js';
+import { msAtTicks } from '../core/time-units.js';
+import { reportsLease, type LeaseStatus } from '../lease/lease.status.js';
+import { WorkerBinding } from '../worker/worker-binding.js';
+import type { WorkerIdSource } from '../worker/worker-source.js';
 import type { SnowflakeModuleOptions } from './snowflake.options.js';
-import { resolveSettings, type SnowflakeSettings } from './snowflake.settings.js';
+import { createBinding, createGenerator, createWorkerSource } from './snowflake.providers.js';
+import { resolveSettings } from './snowflake.settings.js';
+import { SNOWFLAKE_BINDING } from './snowflake.tokens.js';
 
 /**
  * What `IdService.status()` reports: the worker, the generator's counters and, with a Redis lease, the lease.
@@ -17,7 +17,7 @@ import { resolveSettings, type SnowflakeSettings } from './snowflake.settings.js
  * @publicApi
  */
 export interface SnowflakeStatus extends GeneratorStats {
-  source: 'static' | 'hostname' | 'redis';
+  source: WorkerIdSource['kind'];
   /** Whether an ID may be issued right now. */
   ready: boolean;
   workerId: number | null;
@@ -36,7 +36,8 @@ export interface SnowflakeStatus extends GeneratorStats {
 }
 
 /**
- * Issues and decodes IDs. Inject it by class.
+ * Issues and decodes IDs: the facade over the generator, the codec and the worker-ID source's binding, which the
+ * module builds under its tokens. Inject it by class.
  *
  * @publicApi
  */
@@ -44,65 +45,29 @@ export interface SnowflakeStatus extends GeneratorStats {
 export class IdService implements OnModuleInit, OnApplicationShutdown {
   /** The validated layout IDs follow. */
   readonly layout: Layout;
-  private readonly logger = new Logger('Snowflake');
-  private readonly settings: SnowflakeSettings;
   private readonly codec: SnowflakeCodec;
+  private readonly binding: WorkerBinding;
   private readonly generator: SnowflakeGenerator;
-  private source: WorkerIdSource | undefined;
-  private assigned = false;
-  private stopped = false;
-  /** Frees this generator's static worker ID for the process. */
-  private releaseStaticWorker: (() => void) | undefined;
 
-  constructor(@Inject(SNOWFLAKE_MODULE_OPTIONS) options: SnowflakeModuleOptions) {
-    this.settings = resolveSettings(options);
-    this.layout = this.settings.layout;
+  /**
+   * Built by the module from its providers. Built by hand (`new IdService({ workerId: 1 })`) it makes its own
+   * parts; a lease then starts with `onModuleInit()`.
+   */
+  constructor(@Inject(SNOWFLAKE_BINDING) bindingOrOptions: WorkerBinding | SnowflakeModuleOptions) {
+    this.binding = bindingOrOptions instanceof WorkerBinding ? bindingOrOptions : bindByHand(bindingOrOptions);
+    this.generator = this.binding.generator;
+    this.layout = this.binding.layout;
     this.codec = new SnowflakeCodec(this.layout);
-    const { worker } = this.settings;
-    const isStatic = worker.kind !== 'redis';
-    this.generator = new SnowflakeGenerator({
-      layout: this.layout,
-      clock: this.settings.clock,
-      clockBackToleranceMs: this.settings.clockBackToleranceMs,
-      maxSyncWaitMs: this.settings.maxSyncWaitMs,
-      workerId: isStatic ? worker.workerId : 0,
-      datacenterId: this.settings.datacenterId,
-      // A leased worker ID issues nothing until the lease is claimed.
-      permit: isStatic ? undefined : blockedPermit('not-started'),
-    });
-    if (isStatic) {
-      this.source = new StaticWorkerSource(worker.kind, worker.workerId, this.settings.datacenterId);
-      this.assigned = true;
-    }
   }
 
   /** Claims the worker ID (with a lease) before the app serves. */
   async onModuleInit(): Promise<void> {
-    if (this.settings.worker.kind !== 'redis') {
-      // Two generators of one process on one worker ID would issue the same IDs: the second refuses to start.
-      this.releaseStaticWorker = reserveStaticWorker(this.settings.datacenterId, this.settings.worker.workerId);
-    }
-    if (this.settings.worker.kind === 'redis') {
-      const { RedisWorkerSource } = await import('../lease/redis-worker.source.js');
-      this.source = new RedisWorkerSource(this.settings.worker.lease, this.settings.datacenterId);
-    }
-    const assignment = await this.source!.start(this.sourceContext());
-    this.applyAssignment(assignment);
+    await this.binding.start();
   }
 
   /** Releases the worker ID, recording the last issued timestamp, once the app has stopped serving. */
   async onApplicationShutdown(): Promise<void> {
-    if (this.stopped) return;
-    this.stopped = true;
-    const last = this.generator.stats().lastTimestamp;
-    this.generator.assign(this.generator.workerId, this.generator.datacenterId, last, blockedPermit('stopped'));
-    this.assigned = false;
-    try {
-      await this.source?.stop(last);
-    } catch (error) {
-      this.logger.error(`Releasing the worker ID failed: ${(error as Error).message}`);
-    }
-    this.releaseStaticWorker?.();
+    await this.binding.stop();
   }
 
   /** The current worker ID. */
@@ -120,7 +85,7 @@ export class IdService implements OnModuleInit, OnApplicationShutdown {
     try {
       return this.generator.next();
     } catch (error) {
-      throw this.translate(error);
+      throw this.binding.translate(error);
     }
   }
 
@@ -134,7 +99,7 @@ export class IdService implements OnModuleInit, OnApplicationShutdown {
     try {
       return this.generator.nextNumber();
     } catch (error) {
-      throw this.translate(error);
+      throw this.binding.translate(error);
     }
   }
 
@@ -147,7 +112,7 @@ export class IdService implements OnModuleInit, OnApplicationShutdown {
     try {
       return this.generator.nextBatch(count);
     } catch (error) {
-      throw this.translate(error);
+      throw this.binding.translate(error);
     }
   }
 
@@ -163,7 +128,7 @@ export class IdService implements OnModuleInit, OnApplicationShutdown {
       try {
         this.generator.fillWithoutWaiting(out, count);
       } catch (caught) {
-        await this.waitToIssue(caught);
+        await this.binding.waitToIssue(caught);
         waited = true;
       }
     }
@@ -182,28 +147,8 @@ export class IdService implements OnModuleInit, OnApplicationShutdown {
       try {
         return this.generator.nextWithoutWaiting();
       } catch (caught) {
-        await this.waitToIssue(caught);
+        await this.binding.waitToIssue(caught);
       }
-    }
-  }
-
-  /** Waits until issuing may succeed after `caught`, or throws it (translated) when waiting cannot help. */
-  private async waitToIssue(caught: unknown): Promise<void> {
-    const error = this.translate(caught);
-    if (error instanceof SequenceExhaustedError) {
-      await sleep(Math.max(1, Math.ceil(error.waitMs)));
-    } else if (
-      error instanceof WorkerUnavailableError &&
-      error.reason !== 'stopped' &&
-      this.source !== undefined &&
-      !this.stopped
-    ) {
-      // A short pause first: whenReady() may resolve at once (a lease waiting for its ceiling to be raised),
-      // and a loop of resolved promises would starve the timers that renew it.
-      await sleep(1);
-      await this.source.whenReady();
-    } else {
-      throw error;
     }
   }
 
@@ -230,85 +175,30 @@ export class IdService implements OnModuleInit, OnApplicationShutdown {
   /** The worker, the counters and the lease. */
   status(): SnowflakeStatus {
     const stats = this.generator.stats();
-    const { epoch, timeUnitMs } = this.layout;
-    const lastTimestampMs = stats.lastTimestamp < 0 ? null : epoch + stats.lastTimestamp * timeUnitMs;
-    const nowMs = this.settings.clock.now();
-    const lease = this.source?.leaseStatus();
+    const lastTimestampMs = stats.lastTimestamp < 0 ? null : msAtTicks(this.layout, stats.lastTimestamp);
+    const nowMs = this.binding.clock.now();
+    const { source } = this.binding;
+    const lease = reportsLease(source) ? source.leaseStatus() : undefined;
     const mustExceedMs = Math.max(lastTimestampMs ?? -Infinity, lease?.floorMs ?? -Infinity);
+    const assigned = this.binding.isAssigned;
     return {
       ...stats,
-      source: this.settings.worker.kind,
-      ready: this.assigned && !this.stopped && (lease === undefined || (lease.state === 'held' && lease.clockInSync)),
-      workerId: this.assigned ? this.generator.workerId : null,
-      datacenterId: this.assigned ? this.generator.datacenterId : null,
+      source: source.kind,
+      ready: assigned && (lease === undefined || (lease.state === 'held' && lease.clockInSync)),
+      workerId: assigned ? this.generator.workerId : null,
+      datacenterId: assigned ? this.generator.datacenterId : null,
       lastTimestampMs,
       clockBehindMs: Number.isFinite(mustExceedMs) ? Math.max(0, mustExceedMs - nowMs) : 0,
       nowMs,
       lease,
     };
   }
-
-  private sourceContext(): WorkerSourceContext {
-    return {
-      layout: this.layout,
-      clock: this.settings.clock,
-      logger: this.logger,
-      lastTimestamp: () => this.generator.stats().lastTimestamp,
-      reassign: (assignment) => {
-        if (this.stopped) return;
-        if (assignment === null) {
-          this.assigned = false;
-          this.generator.assign(
-            this.generator.workerId,
-            this.generator.datacenterId,
-            this.generator.stats().lastTimestamp,
-            blockedPermit('switching'),
-          );
-        } else {
-          this.applyAssignment(assignment);
-        }
-      },
-    };
-  }
-
-  private applyAssignment(assignment: WorkerAssignment): void {
-    this.generator.assign(assignment.workerId, assignment.datacenterId, assignment.floor, assignment.permit);
-    this.assigned = true;
-  }
-
-  /** With a lease, a clock stepped back beyond the tolerance switches the worker ID instead of failing for good. */
-  private translate(error: unknown): unknown {
-    if (
-      error instanceof ClockMovedBackError &&
-      this.source?.requestSwitch(this.generator.stats().lastTimestamp, error.message)
-    ) {
-      return new WorkerUnavailableError(
-        'switching',
-        `The clock stands ${error.behindMs} ms behind the last issued ID, beyond the tolerance; switching to ` +
-          'another worker ID. ' +
-          'Retry in a moment, or use nextAsync(), which waits for the switch.',
-      );
-    }
-    return error;
-  }
 }
 
-function blockedPermit(reason: 'not-started' | 'stopped' | 'switching'): IssuePermit {
-  const messages = {
-    'not-started':
-      'No worker ID is claimed yet: IDs are issued once the module has initialised (after app.init() or listen()).',
-    stopped: 'The worker ID was released because the application is shutting down.',
-    switching: 'The worker ID is being re-claimed or switched; retry in a moment, or use nextAsync(), which waits.',
-  } as const;
-  return {
-    ceiling(): number {
-      throw new WorkerUnavailableError(reason, messages[reason]);
-    },
-  };
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+/** The parts of a service built by hand: a fixed worker ID's at once, a lease's on `onModuleInit()`. */
+function bindByHand(options: SnowflakeModuleOptions): WorkerBinding {
+  const settings = resolveSettings(options);
+  return createBinding(settings, createGenerator(settings), createWorkerSource(settings));
 }
 
 function isIncreasing(ids: readonly bigint[]): boolean {

@@ -2,6 +2,8 @@ import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { TypeOrmAttacher } from '../orm/typeorm/typeorm-attacher.service.js';
 import { IdService } from './id.service.js';
+import { SNOWFLAKE_PROVIDERS } from './snowflake.providers.js';
+import { SNOWFLAKE_GENERATOR, SNOWFLAKE_WORKER_SOURCE } from './snowflake.tokens.js';
 import { SnowflakeConfigurableModule } from './snowflake.module-definition.js';
 
 /**
@@ -16,7 +18,7 @@ import { SnowflakeConfigurableModule } from './snowflake.module-definition.js';
  */
 @Module({
   imports: [DiscoveryModule],
-  providers: [IdService, TypeOrmAttacher],
-  exports: [IdService],
+  providers: [...SNOWFLAKE_PROVIDERS, IdService, TypeOrmAttacher],
+  exports: [IdService, SNOWFLAKE_GENERATOR, SNOWFLAKE_WORKER_SOURCE],
 })
 export class SnowflakeModule extends SnowflakeConfigurableModule {}

@@ -1,10 +1,11 @@
 import type { Clock } from '../core/clock.js';
 import type { LayoutOptions, LayoutPresetName } from '../core/layout.js';
 import type { RedisLeaseOptions } from '../lease/lease.options.js';
+import type { WorkerIdSource } from '../worker/worker-source.js';
 
 /**
- * Options of {@link SnowflakeModule}. Give exactly one worker-ID source: `workerId` (a number or `'hostname'`) or
- * `redis` (a lease).
+ * Options of {@link SnowflakeModule}. Give exactly one worker-ID source: `workerId` (a number or `'hostname'`),
+ * `redis` (a lease) or `workerSource` (your own).
  *
  * @publicApi
  */
@@ -26,6 +27,11 @@ export interface SnowflakeModuleOptions {
   hostname?: string;
   /** Lease the worker ID from Redis. */
   redis?: RedisLeaseOptions;
+  /**
+   * Your own worker-ID source (a lease in etcd, a database, a coordinator): it must keep the contract described on
+   * {@link WorkerIdSource}, which `runWorkerSourceConformance` from `nestjs-snowflake/testing` checks.
+   */
+  workerSource?: WorkerIdSource;
   /**
    * How far the clock may step back before the generator refuses (or, with a lease, switches worker ID).
    * @default 1000 (with a lease: the lower of 1000 and `redis.fenceMarginMs / 2`)

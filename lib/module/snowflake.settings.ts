@@ -1,5 +1,7 @@
 import { hostname as osHostname } from 'node:os';
+import { DEFAULTS } from '../core/defaults.js';
 import { systemClock, type Clock } from '../core/clock.js';
+import type { WorkerIdSource } from '../worker/worker-source.js';
 import { SnowflakeConfigError } from '../core/errors.js';
 import { assertNodeFits, resolveLayout, type Layout } from '../core/layout.js';
 import { nonNegativeOption } from '../core/option-checks.js';
@@ -14,7 +16,10 @@ export interface SnowflakeSettings {
   clockBackToleranceMs: number;
   maxSyncWaitMs: number;
   datacenterId: number;
-  worker: { kind: 'static' | 'hostname'; workerId: number } | { kind: 'redis'; lease: LeaseSettings };
+  worker:
+    | { kind: 'static' | 'hostname'; workerId: number }
+    | { kind: 'redis'; lease: LeaseSettings }
+    | { kind: 'custom'; source: WorkerIdSource };
 }
 
 /**
@@ -30,7 +35,7 @@ export function resolveSettings(options: SnowflakeModuleOptions | undefined): Sn
   const clock = options.clock ?? systemClock;
   if (typeof clock.now !== 'function')
     throw new SnowflakeConfigError('clock', 'expected an object with a now() method.');
-  const maxSyncWaitMs = nonNegativeOption('maxSyncWaitMs', options.maxSyncWaitMs, 10);
+  const maxSyncWaitMs = nonNegativeOption('maxSyncWaitMs', options.maxSyncWaitMs, DEFAULTS.maxSyncWaitMs);
   if (options.requireSafeNumbers === true && layout.totalBits > 53) {
     throw new SnowflakeConfigError(
       'requireSafeNumbers',
@@ -40,12 +45,34 @@ export function resolveSettings(options: SnowflakeModuleOptions | undefined): Sn
 
   const hasWorker = options.workerId !== undefined;
   const hasRedis = options.redis !== undefined;
+  if (options.workerSource !== undefined) {
+    if (hasWorker || hasRedis) {
+      throw new SnowflakeConfigError(
+        'workerSource',
+        `give one worker-ID source: \`workerSource\` chooses the worker ID, so leave \`${hasWorker ? 'workerId' : 'redis'}\` out.`,
+      );
+    }
+    const source = options.workerSource;
+    for (const method of ['start', 'stop', 'requestSwitch', 'whenReady'] as const) {
+      if (typeof (source as unknown as Record<string, unknown>)?.[method] !== 'function') {
+        throw new SnowflakeConfigError('workerSource', `expected a WorkerIdSource with a ${method}() method.`);
+      }
+    }
+    const clockBackToleranceMs = nonNegativeOption(
+      'clockBackToleranceMs',
+      options.clockBackToleranceMs,
+      DEFAULTS.clockBackToleranceMs,
+    );
+    const datacenterId = options.datacenterId ?? 0;
+    assertNodeFits(layout, datacenterId, 0);
+    return { layout, clock, clockBackToleranceMs, maxSyncWaitMs, datacenterId, worker: { kind: 'custom', source } };
+  }
   if (hasWorker === hasRedis) {
     throw new SnowflakeConfigError(
       'workerId',
       hasWorker
         ? 'give either `workerId` or `redis`, not both: with `redis` the lease chooses the worker ID.'
-        : "no worker-ID source: set `workerId` (a number, or 'hostname' for StatefulSet pods) or `redis` (a lease, for any number of instances).",
+        : "no worker-ID source: set `workerId` (a number, or 'hostname' for StatefulSet pods), `redis` (a lease, for any number of instances) or `workerSource` (your own).",
     );
   }
 
@@ -63,7 +90,11 @@ export function resolveSettings(options: SnowflakeModuleOptions | undefined): Sn
     return { layout, clock, clockBackToleranceMs, maxSyncWaitMs, datacenterId, worker: { kind: 'redis', lease } };
   }
 
-  const clockBackToleranceMs = nonNegativeOption('clockBackToleranceMs', options.clockBackToleranceMs, 1000);
+  const clockBackToleranceMs = nonNegativeOption(
+    'clockBackToleranceMs',
+    options.clockBackToleranceMs,
+    DEFAULTS.clockBackToleranceMs,
+  );
   const datacenterId = options.datacenterId ?? 0;
   if (options.workerId === 'hostname') {
     const workerId = workerIdFromHostname(options.hostname ?? osHostname());

@@ -1,3 +1,4 @@
+import type { LoggerService } from '@nestjs/common';
 import { WorkerIdInUseError } from '../core/errors.js';
 
 /**
@@ -46,21 +47,28 @@ export function reserveStaticWorker(datacenterId: number, workerId: number): () 
   };
 }
 
-/** Counts a lease source of a namespace; returns how many now run in this process, and the function that uncounts it. */
-export function countLease(namespaceKey: string): { running: number; done: () => void } {
+/**
+ * Counts a lease of a namespace in this process, saying (log) when there are several: each holds a worker ID of its
+ * own. Returns the function that uncounts it.
+ */
+export function countLease(namespaceKey: string, namespace: string, logger: LoggerService): () => void {
   const { leasesByNamespace } = workers();
   const running = (leasesByNamespace.get(namespaceKey) ?? 0) + 1;
   leasesByNamespace.set(namespaceKey, running);
+  if (running > 1) {
+    logger.warn(
+      `This process now runs ${running} Redis leases in namespace "${namespace}", one per SnowflakeModule ` +
+        'registration, and holds as many worker IDs. Import SnowflakeModule.forRoot() once, with `isGlobal: true`, ' +
+        'and inject IdService wherever it is needed.',
+    );
+  }
   let done = false;
-  return {
-    running,
-    done: () => {
-      if (done) return;
-      done = true;
-      const left = (leasesByNamespace.get(namespaceKey) ?? 1) - 1;
-      if (left <= 0) leasesByNamespace.delete(namespaceKey);
-      else leasesByNamespace.set(namespaceKey, left);
-    },
+  return () => {
+    if (done) return;
+    done = true;
+    const left = (leasesByNamespace.get(namespaceKey) ?? 1) - 1;
+    if (left <= 0) leasesByNamespace.delete(namespaceKey);
+    else leasesByNamespace.set(namespaceKey, left);
   };
 }
 

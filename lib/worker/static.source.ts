@@ -11,9 +11,14 @@ export class StaticWorkerSource implements WorkerIdSource {
     private readonly datacenterId: number,
   ) {}
 
+  /** The one assignment a fixed worker ID has: known before start, so that a generator can use it at once. */
+  get assignment(): WorkerAssignment {
+    return { workerId: this.workerId, datacenterId: this.datacenterId, floor: -1 };
+  }
+
   start(context: WorkerSourceContext): Promise<WorkerAssignment> {
     context.logger.log(`Using ${this.kind} worker ID ${this.workerId} (datacenter ${this.datacenterId})`);
-    return Promise.resolve({ workerId: this.workerId, datacenterId: this.datacenterId, floor: -1 });
+    return Promise.resolve(this.assignment);
   }
 
   stop(): Promise<void> {
@@ -26,10 +31,6 @@ export class StaticWorkerSource implements WorkerIdSource {
 
   whenReady(): Promise<void> {
     return Promise.resolve();
-  }
-
-  leaseStatus(): undefined {
-    return undefined;
   }
 }
 

@@ -18,7 +18,10 @@ export interface WorkerAssignment {
 }
 
 /**
- * What a worker-ID source may ask of the service that uses it.
+ * What a worker-ID source may ask of the generator it serves: the binding between them, which runs one way (the
+ * source hands assignments in; nothing reaches back into the source but `requestSwitch`).
+ *
+ * @publicApi
  */
 export interface WorkerSourceContext {
   readonly layout: Layout;
@@ -31,63 +34,27 @@ export interface WorkerSourceContext {
 }
 
 /**
- * The state of a Redis worker-ID lease, as the health indicator and `IdService.status()` report it.
- *
- * @publicApi
- */
-export interface LeaseStatus {
-  /**
-   * `held`: IDs may be issued (while the clock is in sync). `settling`: Redis lost the namespace's data and this
-   * instance waits for the namespace to settle before it claims. The others: nothing is issued until a new claim
-   * succeeds.
-   */
-  state: 'idle' | 'claiming' | 'settling' | 'held' | 'fenced' | 'lost' | 'switching' | 'released';
-  namespace: string;
-  workerId: number | null;
-  datacenterId: number | null;
-  /** When the lease would lapse in Redis if not renewed, as local Unix ms. */
-  expiresAt: number | null;
-  /** Milliseconds until the holder fences itself (stops issuing) unless a renewal succeeds first. */
-  fenceInMs: number | null;
-  /**
-   * The least `fenceInMs` while renewals succeed: ttl - fence margin - renew interval, when a renewal is due. Lower
-   * means renewals are overdue.
-   */
-  lowestFenceInMs: number;
-  /** Local Unix ms of the last successful claim or renewal. */
-  lastRenewalAt: number | null;
-  /** Renewals that failed in a row (Redis unreachable or slow). */
-  renewalFailures: number;
-  /**
-   * Local wall clock minus Redis server clock, in ms: measured on every round trip and projected to now on the
-   * monotonic clock, so that a step of the wall clock shows at once.
-   */
-  clockOffsetMs: number | null;
-  /** Half the round trip of the last measurement: the error of the offset, ms. */
-  clockErrorMs: number | null;
-  /** The most the offset (plus its error) may be while IDs are issued. */
-  maxClockOffsetMs: number;
-  /** Whether the offset is within that bound now; IDs are refused (`reason: 'clock'`) while it is not. */
-  clockInSync: boolean;
-  /** While `settling`: how long until the namespace has settled, ms. */
-  settlingInMs: number | null;
-  /** The highest timestamp the holder may issue until it renews, as Unix ms. */
-  ceilingMs: number | null;
-  /** The previous holder's ceiling this holder must stay above, as Unix ms (null for a never-used ID). */
-  floorMs: number | null;
-  /** Worker-ID switches since start (clock steps back, lost leases). */
-  switches: number;
-  /** The last error met while claiming or renewing, if any. */
-  lastError: string | null;
-}
-
-/**
- * Where a worker ID comes from: fixed (options, host name) or leased from Redis.
+ * Where a worker ID comes from: fixed (options, host name), leased from Redis, or an app's own (option
+ * `workerSource`). The contract every source keeps, and which `runWorkerSourceConformance` from
+ * `nestjs-snowflake/testing` checks:
+ * - **exclusive**: while a holder may issue under a worker ID, no other holder (any process) is handed it;
+ * - **floor**: a reused ID's assignment carries a `floor` at or above everything its previous holders issued
+ *   (their last timestamps or ceilings), whatever their clocks said, and at or above this process's own last
+ *   timestamp under that ID;
+ * - **ceiling and fence**: the permit never allows a timestamp above what the source has recorded for the ID, and
+ *   throws `WorkerUnavailableError` once the source cannot be sure it still holds the ID (for a lease: by
+ *   `ttl - margin` after the last confirmed renewal, on the monotonic clock);
+ * - **loss**: a source that learns it lost the ID stops issuing at once (`reassign(null)`) and leaves its last
+ *   timestamp where the next holder will see it;
+ * - **release**: `stop()` records the last timestamp and frees the ID at once for the next holder;
+ * - **recovery**: after its backend lost data, no ID is handed out before every holder from before has either
+ *   proved its lease or stopped issuing.
  *
  * @publicApi
  */
 export interface WorkerIdSource {
-  readonly kind: 'static' | 'hostname' | 'redis';
+  /** What kind of source this is, for `status()` and logs: `static`, `hostname`, `redis`, or the app's own name. */
+  readonly kind: 'static' | 'hostname' | 'redis' | (string & {});
   /** Obtains the first worker ID. The module awaits it before the app serves. */
   start(context: WorkerSourceContext): Promise<WorkerAssignment>;
   /** Gives the worker ID back, recording the last issued timestamp (ticks). Idempotent. */
@@ -99,6 +66,4 @@ export interface WorkerIdSource {
   requestSwitch(lastTimestamp: number, reason: string): boolean;
   /** Resolves once IDs may be issued again (after a switch or re-claim); rejects if that cannot happen. */
   whenReady(): Promise<void>;
-  /** The lease state, for sources that hold one. */
-  leaseStatus(): LeaseStatus | undefined;
 }

@@ -1,0 +1,179 @@
+import type { LoggerService } from '@nestjs/common';
+import type { Clocks } from '../core/clock.js';
+import { WorkerUnavailableError } from '../core/errors.js';
+import type { Layout } from '../core/layout.js';
+import type { Sleeper } from './async-tools.js';
+import {
+  ClockOutOfSyncError,
+  LeaseConfigMismatchError,
+  LeaseExhaustedError,
+  RedisUnavailableError,
+} from './lease.errors.js';
+import { floorWaitMs, leaseBackoff } from './lease.math.js';
+import type { HeldLease } from './lease.phase.js';
+import { describeLoss, type ClaimRound, type LeaseRounds } from './lease.rounds.js';
+import type { LeaseSettings } from './lease.settings.js';
+import type { ServerClock } from './server-clock.js';
+
+/** What the claim loop needs from the lease that runs it. */
+export interface ClaimHost {
+  readonly rounds: LeaseRounds;
+  readonly settings: LeaseSettings;
+  readonly layout: Layout;
+  readonly clocks: Clocks;
+  readonly logger: LoggerService;
+  readonly sleeper: Sleeper;
+  readonly serverClock: ServerClock;
+  isStopped(): boolean;
+  /** Told when the namespace settles (monotonic end) and when a claim got past it (null). */
+  settling(untilMono: number | null): void;
+  /** Told of every failure, for `status().lastError`. */
+  failed(error: string): void;
+  /** The generator's last timestamp (holder ms, -1 for none) while `lease` is current, -1 otherwise. */
+  lastMsOf(lease: HeldLease): number;
+}
+
+/**
+ * Claims a worker ID, retrying failures up to `attempts` times (Infinity at run time: Redis may come back), waiting
+ * while the namespace settles and for the clock to pass the previous holder's ceiling (or this process's own last
+ * timestamp under that ID, whichever is higher). Resolves with a confirmed lease whose floor the clock has passed.
+ */
+export async function claimLease(host: ClaimHost, excluded: readonly number[], attempts: number): Promise<HeldLease> {
+  const { settings, logger } = host;
+  const backoff = leaseBackoff(settings);
+  let skip = [...excluded];
+  let excludedDropped = false;
+  const fail = async (error: string, final: () => Error): Promise<void> => {
+    host.failed(error);
+    const waitMs = backoff.next();
+    if (backoff.failuresInARow >= attempts) throw final();
+    logger.warn(`Claiming a worker ID failed (${error}); retrying in ${waitMs} ms`);
+    await host.sleeper.sleep(waitMs);
+  };
+  for (;;) {
+    if (host.isStopped()) throw new WorkerUnavailableError('stopped');
+    let round: ClaimRound;
+    try {
+      round = await host.rounds.claim(skip);
+    } catch (error) {
+      const text = message(error);
+      await fail(text, () => new RedisUnavailableError(settings.namespace, backoff.failuresInARow, text));
+      continue;
+    }
+    const { reply } = round;
+    if (reply.kind === 'settling') {
+      host.settling(host.clocks.monotonicNow() + reply.waitMs);
+      await host.sleeper.sleep(reply.waitMs + 5);
+      continue;
+    }
+    host.settling(null);
+    if (reply.kind === 'busy') continue;
+    if (reply.kind === 'mismatch') {
+      throw new LeaseConfigMismatchError(settings.namespace, reply.recorded, settings.config, reply.live);
+    }
+    if (reply.kind === 'exhausted') {
+      if (excludedDropped || excluded.length === 0) {
+        throw new LeaseExhaustedError(settings.namespace, reply.held, settings.idCount, skip.length);
+      }
+      // No other ID is free: take the one we switched away from back. Its record holds our exact last timestamp,
+      // so it waits (bounded by maxFloorWaitMs) for the clock to pass it, like any reused ID.
+      excludedDropped = true;
+      logger.warn(
+        `No other worker ID of namespace "${settings.namespace}" is free; claiming worker ID ` +
+          `${excluded.join(', ')} again, above its last timestamp`,
+      );
+      skip = skip.filter((id) => !excluded.includes(id));
+      continue;
+    }
+    const lease = host.rounds.toLease({ ...round, reply }, (held) => host.lastMsOf(held));
+    const giveBack = async (): Promise<void> => {
+      await host.rounds.release(lease, lease.floorMs ?? -1).catch(() => undefined);
+      lease.untrack(-1);
+    };
+    const offset = clockRefusal(host.serverClock);
+    if (offset !== undefined) {
+      await giveBack();
+      await fail(
+        `clock offset ${Math.round(offset.offsetMs)} ms ± ${Math.ceil(offset.errorMs)} ms beyond ` +
+          `redis.maxClockOffsetMs (${settings.maxClockOffsetMs} ms)`,
+        () => new ClockOutOfSyncError(settings.namespace, offset.offsetMs, offset.errorMs, offset.boundMs),
+      );
+      continue;
+    }
+    const floorWait = floorWaitMs(lease.floorMs, host.clocks.now(), host.layout);
+    if (floorWait > settings.maxFloorWaitMs) {
+      logger.warn(
+        `Worker ID ${lease.workerId}'s previous holder issued up to ${new Date(lease.floorMs!).toISOString()}, ` +
+          `${floorWait} ms ahead of this clock; taking another ID`,
+      );
+      await giveBack();
+      skip.push(lease.id);
+      continue;
+    }
+    const unconfirmed = await host.rounds.confirmClaim(reply);
+    if (unconfirmed !== undefined) {
+      await giveBack();
+      await fail(unconfirmed, () => new RedisUnavailableError(settings.namespace, backoff.failuresInARow, unconfirmed));
+      continue;
+    }
+    if (floorWait > 0) {
+      logger.log(`Waiting ${floorWait} ms for the clock to pass worker ID ${lease.workerId}'s previous ceiling`);
+      if (!(await waitForFloor(host, lease, floorWait))) {
+        lease.untrack(-1);
+        continue;
+      }
+    }
+    return lease;
+  }
+}
+
+/**
+ * Waits `waitMs` for the clock to pass a claimed lease's floor, renewing the lease as it goes: a wait longer than
+ * the TTL must neither let the ID lapse to someone else nor hand the generator a lease that is about to fence.
+ * Returns false when the lease was lost meanwhile (claim again). On shutdown it releases the lease, keeping the
+ * inherited ceiling, and throws.
+ */
+async function waitForFloor(host: ClaimHost, lease: HeldLease, waitMs: number): Promise<boolean> {
+  const { clocks, settings, logger } = host;
+  const until = clocks.monotonicNow() + waitMs;
+  for (;;) {
+    const left = until - clocks.monotonicNow();
+    if (left <= 0) return true;
+    await host.sleeper.sleep(Math.min(left, settings.renewIntervalMs));
+    if (host.isStopped()) {
+      await host.rounds.release(lease, lease.floorMs ?? -1).catch(() => undefined);
+      throw new WorkerUnavailableError('stopped');
+    }
+    if (clocks.monotonicNow() < lease.fenceAt - settings.renewIntervalMs) continue;
+    try {
+      const outcome = await host.rounds.extend(lease, lease.floorMs ?? -1);
+      if (outcome.kind === 'lost') {
+        logger.warn(
+          `Worker ID ${lease.workerId} was lost while waiting for its floor (${describeLoss(outcome.reason)}); claiming again`,
+        );
+        return false;
+      }
+    } catch (error) {
+      // Not confirmed: the lease may lapse. Nothing was issued under it, so claiming afresh is safe; give it back if
+      // the backend answers, so that the ID is not held for a TTL under a token nobody uses.
+      host.failed(message(error));
+      logger.warn(
+        `Renewing worker ID ${lease.workerId} while waiting for its floor failed (${message(error)}); claiming again`,
+      );
+      await host.rounds.release(lease, lease.floorMs ?? -1).catch(() => undefined);
+      return false;
+    }
+  }
+}
+
+/** Undefined when the last round trip's clock agrees with the server's; else what was measured. */
+function clockRefusal(serverClock: ServerClock): { offsetMs: number; errorMs: number; boundMs: number } | undefined {
+  const offsetMs = serverClock.lastOffsetMs ?? 0;
+  const errorMs = serverClock.lastErrorMs ?? 0;
+  if (serverClock.accepts(offsetMs, errorMs)) return undefined;
+  return { offsetMs, errorMs, boundMs: serverClock.boundMs };
+}
+
+function message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

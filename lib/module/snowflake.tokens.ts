@@ -1,0 +1,16 @@
+/**
+ * Injection tokens of the module's parts, namespaced so that they never meet an app's own. `IdService` is the
+ * facade; these let an app (or a test) reach the parts behind it.
+ */
+
+/** The validated settings (`SnowflakeSettings`). @internal */
+export const SNOWFLAKE_SETTINGS = 'nestjs-snowflake:settings';
+
+/** The generator (`SnowflakeGenerator`) behind `IdService`. @publicApi */
+export const SNOWFLAKE_GENERATOR = 'nestjs-snowflake:generator';
+
+/** The worker-ID source in use (`WorkerIdSource`): static, host name, the Redis lease, or the app's own. @publicApi */
+export const SNOWFLAKE_WORKER_SOURCE = 'nestjs-snowflake:worker-source';
+
+/** The binding between the source and the generator (`WorkerBinding`). @internal */
+export const SNOWFLAKE_BINDING = 'nestjs-snowflake:binding';

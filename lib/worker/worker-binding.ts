@@ -1,0 +1,132 @@
+import type { LoggerService } from '@nestjs/common';
+import type { Clock } from '../core/clock.js';
+import { ClockMovedBackError, SequenceExhaustedError, WorkerUnavailableError } from '../core/errors.js';
+import type { SnowflakeGenerator } from '../core/generator.js';
+import type { Layout } from '../core/layout.js';
+import type { IssuePermit } from '../core/permit.js';
+import { reserveStaticWorker } from './process-workers.js';
+import { StaticWorkerSource } from './static.source.js';
+import type { WorkerAssignment, WorkerIdSource, WorkerSourceContext } from './worker-source.js';
+
+/**
+ * The one link between a worker-ID source and the generator, and it runs one way: the source hands assignments in
+ * (or suspends issuing), the binding moves the generator. Callers that must wait (a used-up sequence, a re-claim)
+ * wait here, and a clock stepped back too far becomes a switch request here, never in the service or the source.
+ */
+export class WorkerBinding implements WorkerSourceContext {
+  private assigned = false;
+  private stopped = false;
+  /** Frees a non-leased worker ID for the process. */
+  private unreserve: (() => void) | undefined;
+  private reserved: string | undefined;
+
+  constructor(
+    readonly generator: SnowflakeGenerator,
+    readonly source: WorkerIdSource,
+    readonly layout: Layout,
+    readonly clock: Clock,
+    readonly logger: LoggerService,
+  ) {
+    if (source instanceof StaticWorkerSource) {
+      // A fixed worker ID is known at once: the generator may issue before start (a service built by hand).
+      const { workerId, datacenterId } = source.assignment;
+      generator.assign(workerId, datacenterId, -1);
+      this.assigned = true;
+    } else {
+      // Nothing is issued until the source has handed in a worker ID.
+      generator.assign(0, generator.datacenterId, -1, blockedPermit('not-started'));
+    }
+  }
+
+  /** Whether the source has handed in a worker ID that is still in use. */
+  get isAssigned(): boolean {
+    return this.assigned && !this.stopped;
+  }
+
+  /** Starts the source and applies its first assignment. */
+  async start(): Promise<void> {
+    this.apply(await this.source.start(this));
+  }
+
+  /** Stops issuing, then gives the worker ID back with the last issued timestamp. */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    const last = this.lastTimestamp();
+    this.generator.assign(this.generator.workerId, this.generator.datacenterId, last, blockedPermit('stopped'));
+    this.assigned = false;
+    try {
+      await this.source.stop(last);
+    } catch (error) {
+      this.logger.error(`Releasing the worker ID failed: ${(error as Error).message}`);
+    } finally {
+      this.unreserve?.();
+    }
+  }
+
+  lastTimestamp(): number {
+    return this.generator.stats().lastTimestamp;
+  }
+
+  reassign(assignment: WorkerAssignment | null): void {
+    if (this.stopped) return;
+    if (assignment !== null) return this.apply(assignment);
+    this.assigned = false;
+    const { workerId, datacenterId } = this.generator;
+    this.generator.assign(workerId, datacenterId, this.lastTimestamp(), blockedPermit('switching'));
+  }
+
+  /**
+   * What the caller of a failed issue sees: with a source that can switch, a clock stepped back beyond the
+   * tolerance starts a switch and reads as "switching"; anything else passes unchanged.
+   */
+  translate(error: unknown): unknown {
+    if (error instanceof ClockMovedBackError && this.source.requestSwitch(this.lastTimestamp(), error.message)) {
+      return new WorkerUnavailableError(
+        'switching',
+        `the clock stands ${error.behindMs} ms behind the last issued ID, beyond the tolerance`,
+      );
+    }
+    return error;
+  }
+
+  /** Waits until issuing may succeed after `caught`, or throws it (translated) when waiting cannot help. */
+  async waitToIssue(caught: unknown): Promise<void> {
+    const error = this.translate(caught);
+    if (error instanceof SequenceExhaustedError) {
+      await sleep(Math.max(1, Math.ceil(error.waitMs)));
+    } else if (error instanceof WorkerUnavailableError && error.reason !== 'stopped' && !this.stopped) {
+      // A short pause first: whenReady() may resolve at once (a lease waiting for its ceiling to be raised), and a
+      // loop of resolved promises would starve the timers that renew it.
+      await sleep(1);
+      await this.source.whenReady();
+    } else {
+      throw error;
+    }
+  }
+
+  private apply(assignment: WorkerAssignment): void {
+    // Two generators of one process on one fixed worker ID would issue the same IDs: the second refuses to start.
+    // A lease keeps its own process-wide registry, and its backend hands an ID to one holder at a time.
+    if (this.source.kind !== 'redis' && this.reserved !== `${assignment.datacenterId}:${assignment.workerId}`) {
+      const unreserve = reserveStaticWorker(assignment.datacenterId, assignment.workerId);
+      this.unreserve?.();
+      this.unreserve = unreserve;
+      this.reserved = `${assignment.datacenterId}:${assignment.workerId}`;
+    }
+    this.generator.assign(assignment.workerId, assignment.datacenterId, assignment.floor, assignment.permit);
+    this.assigned = true;
+  }
+}
+
+function blockedPermit(reason: 'not-started' | 'stopped' | 'switching'): IssuePermit {
+  return {
+    ceiling(): number {
+      throw new WorkerUnavailableError(reason);
+    },
+  };
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,203 @@
+/**
+ * Every transition of the lease's phase machine on fake time, against the lease rules in memory: fast, exact about
+ * when things happen, and free of Redis. The real-Redis suites (lease, holes, replication) prove the same rules
+ * against Redis itself.
+ */
+import { afterEach, describe, expect, it, jest } from '@jest/globals';
+import type { Clock } from '../../lib/core/clock.js';
+import { WorkerUnavailableError } from '../../lib/core/errors.js';
+import { SnowflakeGenerator } from '../../lib/core/generator.js';
+import { resolveLayout } from '../../lib/core/layout.js';
+import { RedisWorkerSource } from '../../lib/lease/redis-worker.source.js';
+import { resolveLeaseSettings } from '../../lib/lease/lease.settings.js';
+import { IdService } from '../../lib/module/id.service.js';
+import { WorkerBinding } from '../../lib/worker/worker-binding.js';
+import { MemoryLeaseBackend } from '../support/memory-lease-backend.js';
+
+const TTL = 3000;
+const RETRY = 100;
+const START = Date.UTC(2026, 10, 23, 12);
+let namespaces = 0;
+
+const quiet = { log: () => undefined, warn: () => undefined, error: () => undefined };
+
+/** A wall clock the test can step, on jest's fake time; its monotonic reading never steps. */
+class SteppableClock implements Clock {
+  stepMs = 0;
+  now(): number {
+    return Date.now() + this.stepMs;
+  }
+  monotonicNow(): number {
+    return performance.now();
+  }
+}
+
+async function leased(idCount = 4) {
+  jest.useFakeTimers({ now: START });
+  const layout = resolveLayout({ workerBits: 2 });
+  const settings = resolveLeaseSettings({ url: 'redis://unused', ttlMs: TTL, retryBackoffMs: RETRY }, layout);
+  const backend = new MemoryLeaseBackend(idCount, TTL, `phases-${++namespaces}`);
+  const clock = new SteppableClock();
+  const source = new RedisWorkerSource(settings, 0, () => Promise.resolve(backend));
+  const generator = new SnowflakeGenerator({ layout, clock, clockBackToleranceMs: settings.clockBackToleranceMs });
+  const ids = new IdService(new WorkerBinding(generator, source, layout, clock, quiet));
+  await ids.onModuleInit();
+  /** The reason `next()` is refused now, or undefined when it issues. */
+  const refusal = (): string | undefined => {
+    try {
+      ids.next();
+      return undefined;
+    } catch (error) {
+      if (error instanceof WorkerUnavailableError) return error.reason;
+      throw error;
+    }
+  };
+  /** Advances fake time in steps of `stepMs`, calling `each` after every step. */
+  const run = async (ms: number, each: () => void = () => undefined, stepMs = 10): Promise<void> => {
+    for (let t = 0; t < ms; t += stepMs) {
+      await jest.advanceTimersByTimeAsync(stepMs);
+      each();
+    }
+  };
+  return { ids, backend, clock, settings, refusal, run, source };
+}
+
+afterEach(() => {
+  jest.useRealTimers();
+});
+
+describe('the lease phase machine, on fake time', () => {
+  it('fences at ttl - margin after the last confirmed renewal, and not a moment before', async () => {
+    const { backend, settings, refusal, run, ids } = await leased();
+    backend.down = true;
+    const fenceAt = TTL - settings.fenceMarginMs;
+    await run(fenceAt - 10);
+    expect(refusal()).toBeUndefined();
+    await run(10);
+    expect(refusal()).toBe('fenced');
+    expect(ids.status().lease?.state).toBe('fenced');
+    await ids.onApplicationShutdown();
+  });
+
+  it('retries failed renewals with one back-off, doubling up to the renew interval, and recovers', async () => {
+    const { backend, settings, refusal, run, ids } = await leased();
+    await run(settings.renewIntervalMs - 10);
+    backend.down = true;
+    const attempts: number[] = [];
+    let seen = backend.calls.renew;
+    let elapsed = 0;
+    await run(3500, () => {
+      elapsed += 10;
+      if (backend.calls.renew > seen) {
+        seen = backend.calls.renew;
+        attempts.push(elapsed);
+      }
+    });
+    const gaps = attempts.slice(1).map((t, i) => t - attempts[i]);
+    expect(gaps.slice(0, 4)).toEqual([RETRY, 2 * RETRY, 4 * RETRY, settings.renewIntervalMs]);
+    expect(ids.status().lease?.renewalFailures).toBe(attempts.length);
+    backend.down = false;
+    await run(settings.renewIntervalMs + 10);
+    expect(refusal()).toBeUndefined();
+    expect(ids.status().lease).toMatchObject({ state: 'held', renewalFailures: 0, lastError: null });
+    await ids.onApplicationShutdown();
+  });
+
+  it('renews at once, not at the next tick, when the clock runs away from the ceiling and the server', async () => {
+    const { backend, clock, refusal, run, ids } = await leased();
+    await run(100);
+    const before = backend.calls.renew;
+    // The whole machine's clock, Redis's included, jumps by more than a TTL.
+    clock.stepMs += 10 * TTL;
+    backend.serverSkewMs += 10 * TTL;
+    expect(refusal()).toBe('clock');
+    await run(10);
+    expect(backend.calls.renew).toBe(before + 1);
+    expect(refusal()).toBeUndefined();
+    await ids.onApplicationShutdown();
+  });
+
+  it('takes its worker ID back after Redis lost its data, with no refused next()', async () => {
+    const { backend, refusal, run, ids } = await leased();
+    const workerId = ids.workerId;
+    const refused: string[] = [];
+    const issue = () => {
+      const reason = refusal();
+      if (reason !== undefined) refused.push(reason);
+    };
+    await run(500, issue);
+    backend.loseData();
+    await run(2 * TTL, issue);
+    expect(refused).toEqual([]);
+    expect(ids.workerId).toBe(workerId);
+    expect(ids.status().lease?.state).toBe('held');
+    await ids.onApplicationShutdown();
+  });
+
+  it('after an outage past its lease and a data loss, re-claims after settling and stays above its own IDs', async () => {
+    const { backend, run, ids, refusal } = await leased(1);
+    const issued: bigint[] = [];
+    const issue = () => {
+      try {
+        issued.push(ids.next());
+      } catch (error) {
+        if (!(error instanceof WorkerUnavailableError)) throw error;
+      }
+    };
+    await run(500, issue);
+    backend.down = true;
+    await run(TTL + 500, issue);
+    expect(refusal()).toBe('fenced');
+    backend.loseData();
+    backend.down = false;
+    const before = issued.length;
+    await run(3 * TTL, issue);
+    expect(ids.status().lease?.state).toBe('held');
+    expect(issued.length).toBeGreaterThan(before);
+    for (let i = 1; i < issued.length; i++) expect(issued[i]).toBeGreaterThan(issued[i - 1]);
+    await ids.onApplicationShutdown();
+  });
+
+  it('switches worker ID when the clock steps back beyond the tolerance, releasing the old one at its last ms', async () => {
+    const { backend, clock, run, ids, refusal, settings } = await leased();
+    await run(200, () => ids.next());
+    const oldId = ids.workerId;
+    const lastMs = ids.status().lastTimestampMs!;
+    // The machine's clock, Redis's included, steps back: the holder first sees its clock away from the server's
+    // projected one, renews at once to measure again, and then the generator sees the step back.
+    clock.stepMs -= settings.clockBackToleranceMs + 1000;
+    backend.serverSkewMs -= settings.clockBackToleranceMs + 1000;
+    expect(refusal()).toBe('clock');
+    await run(10);
+    expect(refusal()).toBe('switching');
+    await run(20);
+    expect(ids.workerId).not.toBe(oldId);
+    expect(refusal()).toBeUndefined();
+    expect(backend.ceilingOf(oldId)).toBe(lastMs);
+    await ids.onApplicationShutdown();
+  });
+
+  it('stops issuing once a renewal measures the server clock beyond maxClockOffsetMs', async () => {
+    const { backend, run, ids, refusal, settings } = await leased();
+    backend.serverSkewMs = settings.maxClockOffsetMs + 50;
+    expect(refusal()).toBeUndefined();
+    await run(settings.renewIntervalMs + 10);
+    expect(refusal()).toBe('clock');
+    expect(ids.status().lease?.clockInSync).toBe(false);
+    await ids.onApplicationShutdown();
+  });
+
+  it('stops at once when a renewal finds the lease taken, and claims another ID', async () => {
+    const { backend, run, ids, refusal, settings } = await leased();
+    const oldId = ids.workerId;
+    backend.steal(oldId);
+    await run(settings.renewIntervalMs - 10);
+    expect(refusal()).toBeUndefined();
+    await run(10);
+    await run(10);
+    expect(ids.workerId).not.toBe(oldId);
+    expect(refusal()).toBeUndefined();
+    expect(ids.status().lease?.switches).toBe(1);
+    await ids.onApplicationShutdown();
+  });
+});
