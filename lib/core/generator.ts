@@ -1,6 +1,6 @@
-import { bothClocks, type Clock, type Clocks } from './clock.js';
+import { bothClocks, type Clocks } from './clock.js';
 import { DEFAULTS } from './defaults.js';
-import { ticksAtMs } from './time-units.js';
+import { msAtTicks, ticksAtMs } from './time-units.js';
 import {
   BatchTooLargeError,
   ClockMovedBackError,
@@ -12,56 +12,11 @@ import {
 import { assertNodeFits, type Layout } from './layout.js';
 import { nonNegativeOption } from './option-checks.js';
 import type { IssuePermit } from './permit.js';
+import { assertBatchCount, type GeneratorOptions, type GeneratorStats } from './generator.options.js';
 
-/**
- * Options of a {@link SnowflakeGenerator}.
- *
- * @publicApi
- */
-export interface GeneratorOptions {
-  layout: Layout;
-  /** @default 0 */
-  workerId?: number;
-  /** @default 0 */
-  datacenterId?: number;
-  /** The wall clock. @default systemClock */
-  clock?: Clock;
-  /** How far the clock may step back before the generator refuses to issue. @default 1000 */
-  clockBackToleranceMs?: number;
-  /** The longest a synchronous call may wait for the next time unit when the sequence is used up. @default 10 */
-  maxSyncWaitMs?: number;
-  /** Issue only timestamps strictly above this one (in ticks): the previous holder's ceiling of a reused worker ID. */
-  floor?: number;
-  /** Asked before every ID; see {@link IssuePermit}. */
-  permit?: IssuePermit;
-}
-
-/**
- * Counters of a generator since it was created.
- *
- * @publicApi
- */
-export interface GeneratorStats {
-  /** IDs issued. */
-  issued: number;
-  /** Times the sequence ran out and the generator waited for the next time unit. */
-  overflowWaits: number;
-  /** Times the clock was seen behind the last issued timestamp. */
-  clockBackEvents: number;
-  /** The largest step back seen, in milliseconds. */
-  maxClockBackMs: number;
-  /** The last issued timestamp, in ticks (or the floor before the first ID). */
-  lastTimestamp: number;
-}
+export { assertBatchCount, type GeneratorOptions, type GeneratorStats } from './generator.options.js';
 
 const NO_CEILING = Number.MAX_SAFE_INTEGER;
-
-/** @throws RangeError unless `count` is a non-negative safe integer: a fractional count would corrupt the sequence. */
-export function assertBatchCount(count: number, method: string): void {
-  if (!Number.isSafeInteger(count) || count < 0) {
-    throw new RangeError(`${method}(count): expected a non-negative integer, got ${String(count)}.`);
-  }
-}
 
 /**
  * The ID generator: pure, synchronous, free of Nest and Redis.
@@ -242,27 +197,13 @@ export class SnowflakeGenerator {
   async nextBatchAsync(count: number): Promise<bigint[]> {
     assertBatchCount(count, 'nextBatchAsync');
     const out: bigint[] = [];
-    while (out.length < count) {
-      try {
-        this.fillWithoutWaiting(out, count);
-      } catch (error) {
-        if (!(error instanceof SequenceExhaustedError)) throw error;
-        await new Promise((resolve) => setTimeout(resolve, Math.max(1, Math.ceil(error.waitMs))));
-      }
-    }
+    while (out.length < count) await waitingForTheSequence(() => this.fillWithoutWaiting(out, count));
     return out;
   }
 
   /** Like {@link next}, but waits asynchronously (never blocking the event loop) when the sequence is used up. */
-  async nextAsync(): Promise<bigint> {
-    for (;;) {
-      try {
-        return this.nextWithoutWaiting();
-      } catch (error) {
-        if (!(error instanceof SequenceExhaustedError)) throw error;
-        await new Promise((resolve) => setTimeout(resolve, Math.max(1, Math.ceil(error.waitMs))));
-      }
-    }
+  nextAsync(): Promise<bigint> {
+    return waitingForTheSequence(() => this.nextWithoutWaiting());
   }
 
   /**
@@ -350,7 +291,7 @@ export class SnowflakeGenerator {
   /** Spins until the clock reaches the tick after `last`, for at most `maxWaitMs` of monotonic time. */
   private waitForNextTick(maxWaitMs: number): number {
     const target = this.last + 1;
-    const waitMs = target * this.unit + this.epoch - this.clock.now();
+    const waitMs = msAtTicks(this.layout, target) - this.clock.now();
     if (waitMs > maxWaitMs) throw new SequenceExhaustedError(waitMs, maxWaitMs);
     this.counters.overflowWaits++;
     // One more millisecond: the wall clock counts whole ones, so a wait of exactly maxWaitMs must still fit.
@@ -367,6 +308,18 @@ export class SnowflakeGenerator {
         return target;
       }
       if (expired) throw new SequenceExhaustedError(waitMs, maxWaitMs);
+    }
+  }
+}
+
+/** Runs `attempt` until it does not find the sequence used up, sleeping (not spinning) until the next time unit. */
+async function waitingForTheSequence<T>(attempt: () => T): Promise<T> {
+  for (;;) {
+    try {
+      return attempt();
+    } catch (error) {
+      if (!(error instanceof SequenceExhaustedError)) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.max(1, Math.ceil(error.waitMs))));
     }
   }
 }
