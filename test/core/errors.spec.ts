@@ -1,0 +1,64 @@
+import {
+  ClockMovedBackError,
+  SequenceExhaustedError,
+  SnowflakeConfigError,
+  SnowflakeError,
+  TransientSnowflakeError,
+  WorkerUnavailableError,
+  type WorkerUnavailableReason,
+} from '../../lib/core/errors.js';
+import {
+  ClockOutOfSyncError,
+  LeaseConfigMismatchError,
+  LeaseExhaustedError,
+  RedisUnavailableError,
+} from '../../lib/lease/lease.errors.js';
+
+const REASONS: WorkerUnavailableReason[] = [
+  'not-started',
+  'fenced',
+  'lost',
+  'switching',
+  'stopped',
+  'ceiling',
+  'clock',
+  'settling',
+];
+
+describe('WorkerUnavailableError', () => {
+  it.each(REASONS)('builds its message from the reason %s: what happened, then what to do', (reason) => {
+    const plain = new WorkerUnavailableError(reason);
+    const detailed = new WorkerUnavailableError(reason, 'worker ID 3');
+    expect(plain.reason).toBe(reason);
+    expect(plain.message).toMatch(/^[A-Z].+\. .+[.)]$/);
+    expect(detailed.message).toContain('(worker ID 3)');
+    expect(detailed.message.replace(' (worker ID 3)', '')).toBe(plain.message);
+  });
+
+  it('says something different for each reason', () => {
+    const messages = new Set(REASONS.map((reason) => new WorkerUnavailableError(reason).message));
+    expect(messages.size).toBe(REASONS.length);
+  });
+});
+
+describe('TransientSnowflakeError', () => {
+  it('marks the errors that pass by themselves, and only those', () => {
+    const transient = [
+      new WorkerUnavailableError('fenced'),
+      new SequenceExhaustedError(3, 1),
+      new ClockMovedBackError(2000, 1000),
+      new RedisUnavailableError('ns', 3, 'ECONNREFUSED'),
+      new LeaseExhaustedError('ns', 16, 16),
+    ];
+    const lasting = [
+      new SnowflakeConfigError('workerId', 'bad'),
+      new LeaseConfigMismatchError('ns', 'a', 'b', 1),
+      new ClockOutOfSyncError('ns', 5000, 1, 100),
+    ];
+    for (const error of transient) expect(error).toBeInstanceOf(TransientSnowflakeError);
+    for (const error of lasting) {
+      expect(error).toBeInstanceOf(SnowflakeError);
+      expect(error).not.toBeInstanceOf(TransientSnowflakeError);
+    }
+  });
+});
