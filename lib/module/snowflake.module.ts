@@ -1,6 +1,4 @@
 import { Module } from '@nestjs/common';
-import { DiscoveryModule } from '@nestjs/core';
-import { TypeOrmAttacher } from '../orm/typeorm/typeorm-attacher.service.js';
 import { IdService } from './id.service.js';
 import { SnowflakeConfigurableModule } from './snowflake.module-definition.js';
 
@@ -15,8 +13,7 @@ import { SnowflakeConfigurableModule } from './snowflake.module-definition.js';
  * @publicApi
  */
 @Module({
-  imports: [DiscoveryModule],
-  providers: [IdService, TypeOrmAttacher],
+  providers: [IdService],
   exports: [IdService],
 })
 export class SnowflakeModule extends SnowflakeConfigurableModule {}
