@@ -2,9 +2,9 @@
  * TypeORM bulk insert: 10,000 rows whose IDs `@GeneratedId()` fills, against the same rows with IDs assigned by hand
  * (`ids.next()` while building them), in one run, on one SQLite file.
  *
- * The generated rows go through a Nest app booted as users do (SnowflakeModule + TypeOrmModule, nothing registered
- * by hand); the hand-assigned rows through a plain DataSource on the same file without the subscriber, as an app
- * without the integration would. Each round times one of each, back to back in alternating order, each after a minor
+ * The generated rows go through a Nest app booted as users do (SnowflakeModule, TypeOrmModule and
+ * SnowflakeTypeOrmModule, nothing registered by hand); the hand-assigned rows through a plain DataSource on the same
+ * file without the subscriber, as an app without the integration would. Each round times one of each, back to back in alternating order, each after a minor
  * garbage collection. The overhead is reported two ways: the median of the rounds' ratios of wall time (both halves
  * of a ratio share the machine's state) and the ratio of the two sides' median times; the target takes the larger.
  *
@@ -27,7 +27,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import Database from 'better-sqlite3';
 import { Column, DataSource, Entity, PrimaryColumn } from 'typeorm';
 import { IdService, SnowflakeModule } from '../dist/index.js';
-import { GeneratedId, safeIntegerDriver } from '../dist/typeorm.js';
+import { GeneratedId, safeIntegerDriver, SnowflakeTypeOrmModule } from '../dist/typeorm.js';
 import { formatPercent, markdownTable, median, settings as defaultSettings } from './harness.js';
 
 const ROWS = 10_000;
@@ -71,7 +71,11 @@ const sqliteOptions = (database, entities) => ({
 async function boot(database) {
   class BenchApp {}
   Module({
-    imports: [SnowflakeModule.forRoot({ workerId: 1 }), TypeOrmModule.forRoot(sqliteOptions(database, [GeneratedRow]))],
+    imports: [
+      SnowflakeModule.forRoot({ workerId: 1 }),
+      TypeOrmModule.forRoot(sqliteOptions(database, [GeneratedRow])),
+      SnowflakeTypeOrmModule,
+    ],
   })(BenchApp);
   return NestFactory.createApplicationContext(BenchApp, { logger: false });
 }

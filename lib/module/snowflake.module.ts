@@ -1,6 +1,4 @@
 import { Module } from '@nestjs/common';
-import { DiscoveryModule } from '@nestjs/core';
-import { TypeOrmAttacher } from '../orm/typeorm/typeorm-attacher.service.js';
 import { IdService } from './id.service.js';
 import { SNOWFLAKE_PROVIDERS } from './snowflake.providers.js';
 import { SNOWFLAKE_GENERATOR, SNOWFLAKE_WORKER_SOURCE } from './snowflake.tokens.js';
@@ -17,8 +15,7 @@ import { SnowflakeConfigurableModule } from './snowflake.module-definition.js';
  * @publicApi
  */
 @Module({
-  imports: [DiscoveryModule],
-  providers: [...SNOWFLAKE_PROVIDERS, IdService, TypeOrmAttacher],
+  providers: [...SNOWFLAKE_PROVIDERS, IdService],
   exports: [IdService, SNOWFLAKE_GENERATOR, SNOWFLAKE_WORKER_SOURCE],
 })
 export class SnowflakeModule extends SnowflakeConfigurableModule {}

@@ -5,7 +5,7 @@ import { APP_FILTER, APP_INTERCEPTOR } from '@nestjs/core';
 import { TypeOrmModule, type TypeOrmModuleOptions } from '@nestjs/typeorm';
 import Database from 'better-sqlite3';
 import { BigIntSerializerInterceptor, SnowflakeExceptionFilter, SnowflakeModule } from 'nestjs-snowflake';
-import { safeIntegerDriver } from 'nestjs-snowflake/typeorm';
+import { safeIntegerDriver, SnowflakeTypeOrmModule } from 'nestjs-snowflake/typeorm';
 import { DATABASE_CONFIG, SampleConfigModule } from './config/sample-config.module.js';
 import { redisLeaseOptions, type DatabaseConfig } from './config/sample.config.js';
 import { HealthModule } from './health/health.module.js';
@@ -25,6 +25,8 @@ import { UsersModule } from './users/users.module.js';
       useFactory: (config: ConfigService) => ({ redis: redisLeaseOptions(config) }),
     }),
     TypeOrmModule.forRootAsync({ inject: [DATABASE_CONFIG], useFactory: typeOrmOptions }),
+    // Fills the @GeneratedId() columns of every TypeORM DataSource with IDs from the SnowflakeModule above.
+    SnowflakeTypeOrmModule,
     IdsModule,
     UsersModule,
     NotesModule,

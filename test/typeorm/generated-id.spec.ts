@@ -269,7 +269,7 @@ describe('attachGeneratedIds()', () => {
     await fixed.destroy();
   });
 
-  it('is done by SnowflakeModule for every DataSource, and a DataSource left uninitialised is reported', async () => {
+  it('is done by SnowflakeTypeOrmModule for every DataSource, and a DataSource left uninitialised is reported', async () => {
     const Item = itemEntity();
     const logger = new RecordingLogger();
     const app = await bootApp(

@@ -1,6 +1,5 @@
-import { SequenceExhaustedError, WorkerUnavailableError } from '../../core/errors.js';
+import { issueOrWait, type SnowflakeIdSource } from '../id-issuer.js';
 import type { IdEncoding, IdPlan } from './prisma-id.plan.js';
-import type { SnowflakeIdSource } from './snowflake-prisma.options.js';
 
 type Data = Record<string, unknown>;
 
@@ -60,7 +59,8 @@ export class PrismaIdFiller {
         break;
     }
     for (const slot of slots) {
-      const id = await this.nextId();
+      // A used-up sequence or a lease being re-claimed waits, when the source can, instead of failing the query.
+      const id = await issueOrWait(this.source);
       slot.target[slot.field] = slot.as === 'bigint' ? id : id.toString();
     }
     return out;
@@ -143,18 +143,6 @@ export class PrismaIdFiller {
     return isWrapper
       ? { ...entry, data: this.updateData(target, entry.data, slots) }
       : this.updateData(target, entry, slots);
-  }
-
-  private async nextId(): Promise<bigint> {
-    try {
-      return this.source.next();
-    } catch (error) {
-      // A full sequence or a lease being re-claimed is worth waiting for when the source can wait; anything else
-      // (a clock gone back beyond the tolerance) fails the query as it would fail next().
-      const waitable = error instanceof SequenceExhaustedError || error instanceof WorkerUnavailableError;
-      if (!waitable || this.source.nextAsync === undefined) throw error;
-      return this.source.nextAsync();
-    }
   }
 }
 

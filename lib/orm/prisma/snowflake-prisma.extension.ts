@@ -1,9 +1,10 @@
 import { Prisma } from '@prisma/client/extension';
 import { SnowflakeConfigError } from '../../core/errors.js';
+import type { SnowflakeIdSource } from '../id-issuer.js';
 import { readClientSchemaInfo } from './prisma-datamodel.js';
 import { PrismaIdFiller, type FilledOperation } from './prisma-id.filler.js';
 import { buildIdPlan } from './prisma-id.plan.js';
-import type { SnowflakeIdSource, SnowflakePrismaOptions } from './snowflake-prisma.options.js';
+import type { SnowflakePrismaOptions } from './snowflake-prisma.options.js';
 
 interface QueryParams {
   model?: string;

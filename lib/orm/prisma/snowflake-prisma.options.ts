@@ -1,21 +1,6 @@
 import type { PrismaDatamodelLike } from './prisma-datamodel.js';
 
 /**
- * Where the extension takes IDs from. `IdService` fits; so does a bare `SnowflakeGenerator`.
- *
- * @publicApi
- */
-export interface SnowflakeIdSource {
-  /** The next ID. */
-  next(): bigint;
-  /**
-   * Used when `next()` throws, to wait (without blocking) for the sequence of the next time unit or for a
-   * Redis lease being re-claimed, instead of failing the query. `IdService` has it.
-   */
-  nextAsync?(): Promise<bigint>;
-}
-
-/**
  * Options of {@link snowflakeExtension}.
  *
  * @publicApi

@@ -1,5 +1,6 @@
+import type { IdIssuer } from '../id-issuer.js';
 import { DataSourceNotInitializedError } from './generated-id.errors.js';
-import { GeneratedIdSubscriber, type IdIssuer } from './generated-id.subscriber.js';
+import { GeneratedIdSubscriber } from './generated-id.subscriber.js';
 import { probePrecision } from './precision.probe.js';
 import type { DataSourceLike } from './typeorm.structural.js';
 
@@ -13,8 +14,8 @@ export interface AttachGeneratedIdsOptions {
 
 /**
  * Makes a TypeORM DataSource fill `@GeneratedId()` properties from `ids` on insert, and returns a function that
- * undoes it. `SnowflakeModule` does this for every DataSource of the app; call it yourself for a DataSource created
- * outside Nest (a script, a seeder) or one initialised after the app (`manualInitialization`).
+ * undoes it. `SnowflakeTypeOrmModule` does this for every DataSource of the app; call it yourself for a DataSource
+ * created outside Nest (a script, a seeder) or one initialised after the app (`manualInitialization`).
  *
  * Before attaching it checks every entity's ID properties against the layout and, when the layout is wider than
  * 53 bits, asks the database for 2^53 + 1 to prove the driver returns 64-bit integers exactly. A DataSource without
@@ -35,8 +36,8 @@ export async function attachGeneratedIds(
   if (!dataSource.isInitialized) throw new DataSourceNotInitializedError(name);
   if (dataSource.subscribers.some((subscriber) => subscriber instanceof GeneratedIdSubscriber)) {
     logger.warn(
-      `The TypeORM DataSource "${name}" already fills @GeneratedId() columns (from another SnowflakeModule or an ` +
-        'earlier attachGeneratedIds() call); the first one keeps doing so.',
+      `The TypeORM DataSource "${name}" already fills @GeneratedId() columns (from SnowflakeTypeOrmModule or ` +
+        'an earlier attachGeneratedIds() call); the first one keeps doing so.',
     );
     return () => undefined;
   }

@@ -7,7 +7,8 @@ import { generatedIdTransformer } from './generated-id.transformer.js';
 /**
  * Makes the property a snowflake-ID column, the primary key by default, and fills it on insert when it is absent
  * (`undefined` or `null`): through `save()` (cascaded relations included), `insert()`, query-builder inserts and bulk
- * inserts, each row its own ID. `SnowflakeModule` attaches the filling subscriber to the app's TypeORM DataSources.
+ * inserts, each row its own ID. `SnowflakeTypeOrmModule` attaches the filling subscriber to the app's TypeORM
+ * DataSources.
  *
  * The declared type chooses the JS type: `string` a decimal string, `bigint` a bigint, `number` a number (only with
  * a layout of 53 bits or fewer; otherwise bootstrap fails naming the property).

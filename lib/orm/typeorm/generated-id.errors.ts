@@ -56,3 +56,18 @@ export class DataSourceNotInitializedError extends SnowflakeError {
     );
   }
 }
+
+/**
+ * `SnowflakeTypeOrmModule` found no `IdService` in the application, so it has nothing to fill `@GeneratedId()`
+ * columns from. Thrown at bootstrap.
+ *
+ * @publicApi
+ */
+export class IdServiceNotFoundError extends SnowflakeError {
+  constructor() {
+    super(
+      'SnowflakeTypeOrmModule found no IdService in the application. Import SnowflakeModule.forRoot(…) or ' +
+        'forRootAsync(…) in the app as well (it need not be global).',
+    );
+  }
+}

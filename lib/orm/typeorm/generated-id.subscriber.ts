@@ -1,15 +1,7 @@
-import { SequenceExhaustedError, WorkerUnavailableError } from '../../core/errors.js';
-import type { Layout } from '../../core/layout.js';
+import { issueOrWait, type IdIssuer } from '../id-issuer.js';
 import { GeneratedIdTypeError } from './generated-id.errors.js';
 import { generatedIdFields, type GeneratedIdField, type GeneratedIdJsType } from './generated-id.metadata.js';
 import type { EntityMetadataLike, InsertEventLike } from './typeorm.structural.js';
-
-/** What the subscriber needs of `IdService`. @publicApi */
-export interface IdIssuer {
-  readonly layout: Pick<Layout, 'totalBits'>;
-  next(): bigint;
-  nextAsync(): Promise<bigint>;
-}
 
 /**
  * A TypeORM entity subscriber that fills absent `@GeneratedId()` properties before each insert.
@@ -44,27 +36,23 @@ export class GeneratedIdSubscriber {
     for (let index = 0; index < fields.length; index++) {
       const field = fields[index];
       if (row[field.propertyName] !== undefined && row[field.propertyName] !== null) continue;
-      let id: bigint;
-      try {
-        id = this.ids.next();
-      } catch (error) {
-        // The sequence ran out beyond the synchronous wait, or the lease is being re-claimed: wait for it here
-        // rather than fail the insert. TypeORM awaits a promise returned from beforeInsert.
-        if (error instanceof SequenceExhaustedError || error instanceof WorkerUnavailableError) {
-          return this.fillAsync(row, fields, index);
-        }
-        throw error;
-      }
+      const id = issueOrWait(this.ids);
+      // The sequence ran out beyond the synchronous wait, or the lease is being re-claimed: wait for it here rather
+      // than fail the insert. TypeORM awaits a promise returned from beforeInsert.
+      if (typeof id !== 'bigint') return this.fillAsync(row, fields, index, id);
       row[field.propertyName] = convert(id, field.jsType);
     }
   }
 
+  /** Fills `fields[from]` with the awaited `pending` ID, and the rest through the wait. */
   private async fillAsync(
     row: Record<string, unknown>,
     fields: readonly GeneratedIdField[],
     from: number,
+    pending: Promise<bigint>,
   ): Promise<void> {
-    for (let index = from; index < fields.length; index++) {
+    row[fields[from].propertyName] = convert(await pending, fields[from].jsType);
+    for (let index = from + 1; index < fields.length; index++) {
       const field = fields[index];
       if (row[field.propertyName] !== undefined && row[field.propertyName] !== null) continue;
       row[field.propertyName] = convert(await this.ids.nextAsync(), field.jsType);

@@ -1,13 +1,30 @@
-import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
-import { IdService } from '../../module/id.service.js';
+import type { IdIssuer } from '../id-issuer.js';
 import { attachGeneratedIds } from './generated-id.attach.js';
+import { IdServiceNotFoundError } from './generated-id.errors.js';
 import { isDataSourceLike, type DataSourceLike } from './typeorm.structural.js';
 
 /**
+ * Injection token of the {@link IdIssuerLookup} that {@link TypeOrmAttacher} takes its IDs from. The entry that
+ * declares the module provides it, so that nothing here depends on the Nest module that owns `IdService`.
+ *
+ * @internal
+ */
+export const SNOWFLAKE_ID_ISSUER = 'SNOWFLAKE:ID_ISSUER';
+
+/**
+ * Finds the app's issuer, or undefined when the app has none. A function rather than the issuer itself: it is called
+ * when the attacher runs, once every provider of the app exists, and may look across modules.
+ *
+ * @internal
+ */
+export type IdIssuerLookup = () => IdIssuer | undefined;
+
+/**
  * Attaches the `@GeneratedId()` subscriber to every TypeORM DataSource of the app, named ones included, so users
- * register nothing beyond `SnowflakeModule` and `TypeOrmModule`. DataSources are found by shape among the app's
- * providers: this file must not import `typeorm`, which is an optional peer.
+ * register nothing beyond `SnowflakeTypeOrmModule` beside `SnowflakeModule` and `TypeOrmModule`. DataSources are
+ * found by shape among the app's providers: this file must not import `typeorm`, which is an optional peer.
  *
  * @internal
  */
@@ -18,15 +35,20 @@ export class TypeOrmAttacher implements OnModuleInit, OnApplicationShutdown {
 
   constructor(
     private readonly discovery: DiscoveryService,
-    private readonly ids: IdService,
+    @Inject(SNOWFLAKE_ID_ISSUER) private readonly findIssuer: IdIssuerLookup,
   ) {}
 
   /**
    * Runs when the module initialises: every DataSource provider has been created (and, unless
    * `manualInitialization` is set, initialised) by then. Inserts from `onApplicationBootstrap` hooks get IDs; inserts
-   * from `onModuleInit` hooks only in modules that Nest initialises after this one (those importing SnowflakeModule).
+   * from `onModuleInit` hooks only in modules that Nest initialises after this one (those importing
+   * SnowflakeTypeOrmModule).
+   *
+   * @throws IdServiceNotFoundError the app registers no SnowflakeModule
    */
   async onModuleInit(): Promise<void> {
+    const ids = this.findIssuer();
+    if (ids === undefined) throw new IdServiceNotFoundError();
     for (const { dataSource, name } of this.dataSources()) {
       if (!dataSource.isInitialized) {
         this.logger.warn(
@@ -35,7 +57,7 @@ export class TypeOrmAttacher implements OnModuleInit, OnApplicationShutdown {
         );
         continue;
       }
-      this.detachers.push(await attachGeneratedIds(dataSource, this.ids, { name, logger: this.logger }));
+      this.detachers.push(await attachGeneratedIds(dataSource, ids, { name, logger: this.logger }));
     }
   }
 

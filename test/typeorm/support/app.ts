@@ -1,8 +1,15 @@
-import { Module, type DynamicModule, type INestApplicationContext, type LoggerService } from '@nestjs/common';
+import {
+  Module,
+  type DynamicModule,
+  type INestApplicationContext,
+  type LoggerService,
+  type Type,
+} from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { TypeOrmModule, type TypeOrmModuleOptions } from '@nestjs/typeorm';
 import { SnowflakeModule } from '../../../lib/index.js';
 import type { SnowflakeModuleOptions } from '../../../lib/index.js';
+import { SnowflakeTypeOrmModule } from '../../../lib/typeorm.js';
 
 /** A logger that keeps warnings and errors, so tests can assert what the module reported. */
 export class RecordingLogger implements LoggerService {
@@ -18,18 +25,30 @@ export class RecordingLogger implements LoggerService {
 }
 
 /**
- * Boots a real Nest application context (no mocks) with SnowflakeModule and one TypeOrmModule.forRoot per
- * DataSource (the first unnamed, the default), and nothing else: the module must find the DataSources itself.
+ * Boots a real Nest application context (no mocks) with SnowflakeModule, SnowflakeTypeOrmModule and one
+ * TypeOrmModule.forRoot per DataSource (the first unnamed, the default), and nothing else: the module must find the
+ * DataSources itself.
  */
 export async function bootApp(
   dataSources: TypeOrmModuleOptions[],
   snowflake: SnowflakeModuleOptions = { workerId: 1 },
   logger: RecordingLogger = new RecordingLogger(),
 ): Promise<INestApplicationContext> {
-  const imports: DynamicModule[] = [
-    SnowflakeModule.forRoot(snowflake),
-    ...dataSources.map((options) => TypeOrmModule.forRoot(options)),
-  ];
+  return bootModules(
+    [
+      SnowflakeModule.forRoot(snowflake),
+      ...dataSources.map((options) => TypeOrmModule.forRoot(options)),
+      SnowflakeTypeOrmModule,
+    ],
+    logger,
+  );
+}
+
+/** Boots a real Nest application context whose app module imports `imports`, as they are. */
+export async function bootModules(
+  imports: Array<DynamicModule | Type>,
+  logger: RecordingLogger = new RecordingLogger(),
+): Promise<INestApplicationContext> {
   @Module({ imports })
   class AppModule {}
   const app = await Test.createTestingModule({ imports: [AppModule] })
