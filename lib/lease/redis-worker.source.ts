@@ -9,6 +9,7 @@ import { claimLease, type ClaimHost } from './claim-loop.js';
 import { RedisLeaseBackend, type LeaseBackend } from './lease.backend.js';
 import { leaseKeys, type LeaseKeys } from './lease.keys.js';
 import { leaseBackoff } from './lease.math.js';
+import { permittedCeiling } from './lease.permit.js';
 import { isFenced, type HeldLease, type LeasePhase } from './lease.phase.js';
 import { describeLease, type LeaseStatus } from './lease.status.js';
 import { GiveBack, message } from './give-back.js';
@@ -46,9 +47,19 @@ export class RedisWorkerSource implements WorkerIdSource {
   private lastRenewalAt: number | null = null;
   private lastError: string | null = null;
   private switches = 0;
+  private readonly renewEarly = (): void => this.renewal.early();
   private readonly permit: IssuePermit = {
-    ceiling: (nowMs) => this.ceiling(nowMs),
-    ceilingReached: () => this.renewal.early(),
+    ceiling: (nowMs) =>
+      permittedCeiling(
+        this.phase,
+        nowMs,
+        this.clocks.monotonicNow(),
+        this.serverClock,
+        this.settings.namespace,
+        this.lastError,
+        this.renewEarly,
+      ),
+    ceilingReached: () => this.renewEarly(),
   };
 
   constructor(
@@ -172,31 +183,6 @@ export class RedisWorkerSource implements WorkerIdSource {
       switches: this.switches,
       lastError: this.lastError,
     });
-  }
-
-  /** The permit's answer: the confirmed ceiling, unless the lease may have lapsed or the clock disagrees. */
-  private ceiling(nowMs: number): number {
-    const phase = this.phase;
-    if (phase.name !== 'held') {
-      if (phase.name === 'settling')
-        throw new WorkerUnavailableError('settling', `namespace "${this.settings.namespace}"`);
-      throw new WorkerUnavailableError(phase.name === 'released' ? 'stopped' : 'switching');
-    }
-    const mono = this.clocks.monotonicNow();
-    if (this.serverClock.skewMs(nowMs, mono) > this.serverClock.boundMs) {
-      this.renewal.early();
-      throw new WorkerUnavailableError(
-        'clock',
-        `it stands ${this.serverClock.offsetNow(nowMs, mono)} ms from the server's, bound ${this.serverClock.boundMs} ms`,
-      );
-    }
-    if (mono >= phase.lease.fenceAt) {
-      throw new WorkerUnavailableError(
-        'fenced',
-        `worker ID ${phase.lease.workerId}; last error: ${this.lastError ?? 'none'}`,
-      );
-    }
-    return phase.lease.ceilingTicks;
   }
 
   /** One renewal, run on the queue: its outcome decides the next phase. */
