@@ -4,6 +4,7 @@ import { Test, type TestingModule } from '@nestjs/testing';
 import { Redis } from 'ioredis';
 import { IdService, SnowflakeModule, WorkerIdInUseError, type SnowflakeModuleOptions } from '../../lib/index.js';
 import { RedisServer } from '../support/redis-server.js';
+import { SteppableClock, sleep } from '../support/time.js';
 
 /**
  * One deterministic test per way of issuing a duplicate that fault injection found: two generators on one worker ID
@@ -15,16 +16,6 @@ import { RedisServer } from '../support/redis-server.js';
 const LAYOUT = { timestampBits: 41, datacenterBits: 0, workerBits: 1, sequenceBits: 12 } as const;
 /** Room for a clock ahead of Redis's yet in sync: 100 + 2 × 600 + 1 ≤ 1500. */
 const LEASE = { ttlMs: 3000, fenceMarginMs: 1500, maxClockOffsetMs: 600, retryBackoffMs: 50 };
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-function steppableClock(offset = 0) {
-  return {
-    now: () => Date.now() + offset,
-    step(ms: number) {
-      offset += ms;
-    },
-  };
-}
 
 describe('the five ways to a duplicate, each closed', () => {
   const modules: TestingModule[] = [];
@@ -146,7 +137,7 @@ describe('the five ways to a duplicate, each closed', () => {
     });
 
     it('2. a clock that ran ahead issues nothing ahead, so a data loss after it leaves it nothing to repeat', async () => {
-      const clock = steppableClock();
+      const clock = new SteppableClock();
       const { ids: ahead, module } = await boot({ clock });
       const before = ahead.next();
       // NTP steps the clock 30 s forward, later back: nothing is issued in between.
@@ -166,7 +157,7 @@ describe('the five ways to a duplicate, each closed', () => {
     }, 30_000);
 
     it('2. a clock-back switch whose release fails leaves a note once Redis answers again', async () => {
-      const clock = steppableClock(500);
+      const clock = new SteppableClock(500);
       const { ids } = await boot({ clock });
       const issued = await ids.nextBatchAsync(2000);
       const last = ids.decode(issued[issued.length - 1]);
@@ -186,7 +177,7 @@ describe('the five ways to a duplicate, each closed', () => {
     }, 30_000);
 
     it('3. a process never issues below its own last timestamp under a worker ID it held before', async () => {
-      const clock = steppableClock(500);
+      const clock = new SteppableClock(500);
       const { ids: a } = await boot({ clock });
       const first = a.workerId;
       const underFirst = await a.nextBatchAsync(2000);

@@ -4,7 +4,6 @@
  * against Redis itself.
  */
 import { afterEach, describe, expect, it, jest } from '@jest/globals';
-import type { Clock } from '../../lib/core/clock.js';
 import { WorkerUnavailableError } from '../../lib/core/errors.js';
 import { SnowflakeGenerator } from '../../lib/core/generator.js';
 import { resolveLayout } from '../../lib/core/layout.js';
@@ -13,6 +12,7 @@ import { resolveLeaseSettings } from '../../lib/lease/lease.settings.js';
 import { IdService } from '../../lib/module/id.service.js';
 import { WorkerBinding } from '../../lib/worker/worker-binding.js';
 import { MemoryLeaseBackend } from '../support/memory-lease-backend.js';
+import { SteppableClock } from '../support/time.js';
 
 const TTL = 3000;
 const RETRY = 100;
@@ -20,17 +20,6 @@ const START = Date.UTC(2026, 10, 23, 12);
 let namespaces = 0;
 
 const quiet = { log: () => undefined, warn: () => undefined, error: () => undefined };
-
-/** A wall clock the test can step, on jest's fake time; its monotonic reading never steps. */
-class SteppableClock implements Clock {
-  stepMs = 0;
-  now(): number {
-    return Date.now() + this.stepMs;
-  }
-  monotonicNow(): number {
-    return performance.now();
-  }
-}
 
 async function leased(idCount = 4) {
   jest.useFakeTimers({ now: START });
@@ -108,7 +97,7 @@ describe('the lease phase machine, on fake time', () => {
     await run(100);
     const before = backend.calls.renew;
     // The whole machine's clock, Redis's included, jumps by more than a TTL.
-    clock.stepMs += 10 * TTL;
+    clock.step(10 * TTL);
     backend.serverSkewMs += 10 * TTL;
     expect(refusal()).toBe('clock');
     await run(10);
@@ -165,7 +154,7 @@ describe('the lease phase machine, on fake time', () => {
     const lastMs = ids.status().lastTimestampMs!;
     // The machine's clock, Redis's included, steps back: the holder first sees its clock away from the server's
     // projected one, renews at once to measure again, and then the generator sees the step back.
-    clock.stepMs -= settings.clockBackToleranceMs + 1000;
+    clock.step(-(settings.clockBackToleranceMs + 1000));
     backend.serverSkewMs -= settings.clockBackToleranceMs + 1000;
     expect(refusal()).toBe('clock');
     await run(10);

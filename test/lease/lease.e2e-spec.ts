@@ -15,23 +15,11 @@ import {
 } from '../../lib/index.js';
 import { leaseKeys } from '../../lib/lease/lease.keys.js';
 import { RedisServer } from '../support/redis-server.js';
+import { SteppableClock, sleep } from '../support/time.js';
 
 /** A layout with a 3-bit worker field: eight IDs to hand out. */
 const LAYOUT = { timestampBits: 41, datacenterBits: 0, workerBits: 3, sequenceBits: 12 } as const;
 const TTL = 1000;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** A wall clock the test can step: the real clock plus an offset. */
-function steppableClock() {
-  let offset = 0;
-  return {
-    now: () => Date.now() + offset,
-    step(ms: number) {
-      offset += ms;
-    },
-  };
-}
 
 describe('Redis worker-ID lease (real redis-server)', () => {
   let server: RedisServer;
@@ -230,7 +218,7 @@ describe('Redis worker-ID lease (real redis-server)', () => {
   const ROOMY = { ttlMs: 4000, fenceMarginMs: 1500, maxClockOffsetMs: 600 };
 
   it('refuses IDs while the wall clock disagrees with the Redis server clock, and resumes once it agrees', async () => {
-    const clock = steppableClock();
+    const clock = new SteppableClock();
     const ids = await boot({ clock });
     const before = ids.next();
     expect(ids.status().lease!.clockInSync).toBe(true);
@@ -249,7 +237,7 @@ describe('Redis worker-ID lease (real redis-server)', () => {
   });
 
   it('claims nothing while the wall clock disagrees with the Redis server clock', async () => {
-    const ahead = steppableClock();
+    const ahead = new SteppableClock();
     ahead.step(5000);
     const error = await boot({ clock: ahead }, { bootstrapAttempts: 2, retryBackoffMs: 20 }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ClockOutOfSyncError);
@@ -259,7 +247,7 @@ describe('Redis worker-ID lease (real redis-server)', () => {
   });
 
   it('switches worker ID when the clock steps back beyond the tolerance, instead of failing', async () => {
-    const clock = steppableClock();
+    const clock = new SteppableClock();
     clock.step(500);
     const ids = await boot({ clock, clockBackToleranceMs: 100 }, ROOMY);
     const before = ids.workerId;
@@ -281,7 +269,7 @@ describe('Redis worker-ID lease (real redis-server)', () => {
 
   it('takes its own ID back when the clock steps back in a full namespace, above its last timestamp', async () => {
     const layout = { ...LAYOUT, workerBits: 1 };
-    const clock = steppableClock();
+    const clock = new SteppableClock();
     clock.step(500);
     const ids = await boot({ layout, clock, clockBackToleranceMs: 100 }, ROOMY);
     const other = await boot({ layout, clockBackToleranceMs: 100 }, ROOMY);

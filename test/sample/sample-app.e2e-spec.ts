@@ -5,6 +5,7 @@ import { IdService } from 'nestjs-snowflake';
 import { redisLeaseOptions } from '../../sample-app/src/config/sample.config.js';
 import { RedisServer } from '../support/redis-server.js';
 import { createPostgresDatabase, http, POSTGRES, startSampleApp, tempDirectory } from './sample-app.harness.js';
+import { skipVisibly } from '../support/skip-notice.js';
 
 interface UserBody {
   id: string;
@@ -245,12 +246,11 @@ describe('sample app on SQLite (better-sqlite3)', () => {
 
 const postgres = await createPostgresDatabase();
 if (postgres === undefined) {
-  const title = `SKIPPED: PostgreSQL not reachable at ${POSTGRES.host}:${POSTGRES.port}`;
-  // Jest's default reporter drops the console output of a file whose tests are skipped; stderr still shows.
-  process.stderr.write(`\n${title}: the sample app's PostgreSQL run did not happen.\n`);
-  describe.skip(title, () => {
-    it('needs PostgreSQL', () => undefined);
-  });
+  skipVisibly(
+    `PostgreSQL not reachable at ${POSTGRES.host}:${POSTGRES.port}`,
+    "the sample app's PostgreSQL run did not happen.",
+    'needs PostgreSQL',
+  );
 } else {
   describe('sample app on PostgreSQL (pg)', () => {
     afterAll(() => postgres.drop());

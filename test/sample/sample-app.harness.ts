@@ -1,13 +1,13 @@
 import type { INestApplication, LogLevel } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import type { Server } from 'node:http';
-import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import request from 'supertest';
+import { tempDirectory as sharedTempDirectory } from '../support/temp-dir.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -58,8 +58,7 @@ export function http(app: INestApplication) {
 
 /** A fresh directory for SQLite files, removed by `remove()`. */
 export function tempDirectory(): { path(name: string): string; remove(): void } {
-  const dir = mkdtempSync(join(tmpdir(), 'snowflake-sample-'));
-  return { path: (name) => join(dir, name), remove: () => rmSync(dir, { recursive: true, force: true }) };
+  return sharedTempDirectory('snowflake-sample-');
 }
 
 /** Where the tests look for PostgreSQL; move it with POSTGRES_HOST / POSTGRES_PORT. */

@@ -342,18 +342,4 @@ export function analyse(workers: IdWorker[], codec: SnowflakeCodec): Analysis {
   return { total, duplicates, notIncreasing, overlaps, segments, idsOf };
 }
 
-export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-/** Polls `condition` until it holds, or fails naming `what` (and `details()`) after `timeoutMs`. */
-export async function waitUntil(
-  condition: () => boolean,
-  timeoutMs: number,
-  what: string,
-  details: () => string = () => '',
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}\n${details()}`);
-    await sleep(100);
-  }
-}
+export { sleep, waitUntil } from './time.js';

@@ -2,8 +2,8 @@ import 'reflect-metadata';
 import { Inject, Injectable, Module, type OnModuleDestroy } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { PrismaBetterSqlite3 } from '@prisma/adapter-better-sqlite3';
-import { IdService, SnowflakeModule } from '../../lib/index.js';
-import { snowflakeExtension } from '../../lib/prisma.js';
+import { IdService, SnowflakeModule } from '../../../lib/index.js';
+import { snowflakeExtension } from '../../../lib/prisma.js';
 import { PrismaClient } from './generated/sqlite/client.js';
 import { openSqlite, type SqliteHarness } from './sqlite.harness.js';
 

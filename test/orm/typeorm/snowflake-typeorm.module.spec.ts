@@ -3,12 +3,17 @@ import { DiscoveryModule, DiscoveryService, ModulesContainer } from '@nestjs/cor
 import { getDataSourceToken, TypeOrmModule, type TypeOrmModuleOptions } from '@nestjs/typeorm';
 import Database from 'better-sqlite3';
 import { Column, DataSource, Entity } from 'typeorm';
-import { IdService, SnowflakeModule } from '../../lib/index.js';
-import { GeneratedIdSubscriber } from '../../lib/orm/typeorm/generated-id.subscriber.js';
-import { TypeOrmAttacher } from '../../lib/orm/typeorm/typeorm-attacher.service.js';
-import { GeneratedId, IdServiceNotFoundError, safeIntegerDriver, SnowflakeTypeOrmModule } from '../../lib/typeorm.js';
+import { IdService, SnowflakeModule } from '../../../lib/index.js';
+import { GeneratedIdSubscriber } from '../../../lib/orm/typeorm/generated-id.subscriber.js';
+import { TypeOrmAttacher } from '../../../lib/orm/typeorm/typeorm-attacher.service.js';
+import {
+  GeneratedId,
+  IdServiceNotFoundError,
+  safeIntegerDriver,
+  SnowflakeTypeOrmModule,
+} from '../../../lib/typeorm.js';
 import { bootModules, RecordingLogger } from './support/app.js';
-import { sqliteDirectory, uniqueSuffix } from './support/databases.js';
+import { sqliteDirectory, uniqueSuffix } from '../../support/databases.js';
 
 const files = sqliteDirectory();
 afterAll(() => files.remove());

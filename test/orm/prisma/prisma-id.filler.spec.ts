@@ -1,6 +1,6 @@
-import { ClockMovedBackError, SequenceExhaustedError, WorkerUnavailableError } from '../../lib/index.js';
-import { PrismaIdFiller } from '../../lib/orm/prisma/prisma-id.filler.js';
-import { buildIdPlan } from '../../lib/orm/prisma/prisma-id.plan.js';
+import { ClockMovedBackError, SequenceExhaustedError, WorkerUnavailableError } from '../../../lib/index.js';
+import { PrismaIdFiller } from '../../../lib/orm/prisma/prisma-id.filler.js';
+import { buildIdPlan } from '../../../lib/orm/prisma/prisma-id.plan.js';
 
 /** Pure argument rewriting, without a database: what the extension hands to Prisma. */
 describe('PrismaIdFiller', () => {

@@ -1,7 +1,7 @@
 import { Column, DataSource, Entity } from 'typeorm';
-import { GeneratedId, IdPrecisionLossError } from '../../lib/typeorm.js';
+import { GeneratedId, IdPrecisionLossError } from '../../../lib/typeorm.js';
 import { bootApp } from './support/app.js';
-import { describeWhenReachable, POSTGRES, postgresReachable, uniqueSuffix } from './support/databases.js';
+import { describeWhenReachable, POSTGRES, postgresReachable, uniqueSuffix } from '../../support/databases.js';
 
 // A file of its own: TypeORM applies `parseInt8` to pg's process-wide defaults, which would leak into other suites.
 describeWhenReachable(await postgresReachable(), 'PostgreSQL', `${POSTGRES.host}:${POSTGRES.port}`, () => {

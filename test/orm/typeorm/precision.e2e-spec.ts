@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { Column, DataSource, Entity, PrimaryColumn } from 'typeorm';
-import { GeneratedId, IdPrecisionLossError } from '../../lib/typeorm.js';
+import { GeneratedId, IdPrecisionLossError } from '../../../lib/typeorm.js';
 import { bootApp } from './support/app.js';
 import {
   describeWhenReachable,
@@ -8,7 +8,7 @@ import {
   mariadbReachable,
   sqliteDirectory,
   uniqueSuffix,
-} from './support/databases.js';
+} from '../../support/databases.js';
 
 /** Drivers that would round 64-bit integers must stop the app at bootstrap, naming the DataSource and the fix. */
 

@@ -1,8 +1,8 @@
 import Database from 'better-sqlite3';
 import { Column, DataSource, Entity } from 'typeorm';
-import { GeneratedId, safeIntegerDriver } from '../../lib/typeorm.js';
+import { GeneratedId, safeIntegerDriver } from '../../../lib/typeorm.js';
 import { bootApp } from './support/app.js';
-import { sqliteDirectory } from './support/databases.js';
+import { sqliteDirectory } from '../../support/databases.js';
 import { generatedIdSuite } from './support/generated-id.suite.js';
 
 // The default DataSource uses safeIntegerDriver, the named one the plain `defaultSafeIntegers(true)`: both must

@@ -94,7 +94,7 @@ describe('SnowflakeHealthIndicator without SnowflakeModule', () => {
 
 /**
  * The thresholds against lease states given by hand. That Redis produces these states is shown against a real
- * redis-server in snowflake-lease.health.spec.ts.
+ * redis-server in snowflake-lease.health.e2e-spec.ts.
  */
 describe('SnowflakeHealthIndicator thresholds on lease states', () => {
   let indicator: SnowflakeHealthIndicator;

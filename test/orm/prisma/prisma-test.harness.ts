@@ -1,7 +1,7 @@
-import { SnowflakeCodec } from '../../lib/core/codec.js';
-import { SnowflakeGenerator } from '../../lib/core/generator.js';
-import { resolveLayout } from '../../lib/core/layout.js';
-import { snowflakeExtension, type SnowflakePrismaOptions } from '../../lib/prisma.js';
+import { SnowflakeCodec } from '../../../lib/core/codec.js';
+import { SnowflakeGenerator } from '../../../lib/core/generator.js';
+import { resolveLayout } from '../../../lib/core/layout.js';
+import { snowflakeExtension, type SnowflakePrismaOptions } from '../../../lib/prisma.js';
 import type { PrismaClient } from './generated/sqlite/client.js';
 
 /**

@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { Column, DataSource, Entity, PrimaryGeneratedColumn } from 'typeorm';
-import { IdService } from '../../lib/index.js';
-import { generatedIdTransformer } from '../../lib/orm/typeorm/generated-id.transformer.js';
+import { IdService } from '../../../lib/index.js';
+import { generatedIdTransformer } from '../../../lib/orm/typeorm/generated-id.transformer.js';
 import {
   attachGeneratedIds,
   DataSourceNotInitializedError,
@@ -9,9 +9,9 @@ import {
   GeneratedIdTypeError,
   IdPrecisionLossError,
   safeIntegerDriver,
-} from '../../lib/typeorm.js';
+} from '../../../lib/typeorm.js';
 import { bootApp, RecordingLogger } from './support/app.js';
-import { sqliteDirectory, uniqueSuffix } from './support/databases.js';
+import { sqliteDirectory, uniqueSuffix } from '../../support/databases.js';
 
 const files = sqliteDirectory();
 afterAll(() => files.remove());

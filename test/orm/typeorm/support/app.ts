@@ -7,9 +7,9 @@ import {
 } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { TypeOrmModule, type TypeOrmModuleOptions } from '@nestjs/typeorm';
-import { SnowflakeModule } from '../../../lib/index.js';
-import type { SnowflakeModuleOptions } from '../../../lib/index.js';
-import { SnowflakeTypeOrmModule } from '../../../lib/typeorm.js';
+import { SnowflakeModule } from '../../../../lib/index.js';
+import type { SnowflakeModuleOptions } from '../../../../lib/index.js';
+import { SnowflakeTypeOrmModule } from '../../../../lib/typeorm.js';
 
 /** A logger that keeps warnings and errors, so tests can assert what the module reported. */
 export class RecordingLogger implements LoggerService {

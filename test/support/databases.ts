@@ -1,8 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import mysql from 'mysql2/promise';
 import pg from 'pg';
+import { skipVisibly } from './skip-notice.js';
+import { tempDirectory } from './temp-dir.js';
 
 /** Where the tests look for PostgreSQL and MariaDB; the host and port can be moved with environment variables. */
 export const POSTGRES = {
@@ -70,17 +69,14 @@ export function describeWhenReachable(reachable: boolean, database: string, addr
     suite();
     return;
   }
-  const title = `SKIPPED: ${database} not reachable at ${address}`;
-  console.warn(`${title}: its @GeneratedId() tests did not run.`);
-  // Jest's default reporter drops the console output of a file whose tests are all skipped; stderr still shows.
-  process.stderr.write(`\n${title}: its @GeneratedId() tests did not run.\n`);
-  describe.skip(title, () => {
-    it(`needs ${database} at ${address}`, () => undefined);
-  });
+  skipVisibly(
+    `${database} not reachable at ${address}`,
+    'its @GeneratedId() tests did not run.',
+    `needs ${database} at ${address}`,
+  );
 }
 
 /** A fresh directory under the OS temp dir for SQLite files, removed by the returned function. */
 export function sqliteDirectory(): { path(name: string): string; remove(): void } {
-  const dir = mkdtempSync(join(tmpdir(), 'snowflake-typeorm-'));
-  return { path: (name) => join(dir, name), remove: () => rmSync(dir, { recursive: true, force: true }) };
+  return tempDirectory('snowflake-typeorm-');
 }

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { parsePrismaSchema } from '../../lib/orm/prisma/prisma-schema.parser.js';
+import { parsePrismaSchema } from '../../../lib/orm/prisma/prisma-schema.parser.js';
 
 const field = (schema: string | string[], model: string, name: string) =>
   parsePrismaSchema(schema)

@@ -1,5 +1,5 @@
 import { Column, Entity, ManyToOne, OneToMany } from 'typeorm';
-import { GeneratedId } from '../../../lib/typeorm.js';
+import { GeneratedId } from '../../../../lib/typeorm.js';
 
 /**
  * Entity classes with table names ending in `suffix`, declared afresh for each suite so that suites running at the

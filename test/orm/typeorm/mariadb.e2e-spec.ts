@@ -1,4 +1,4 @@
-import { describeWhenReachable, MARIADB, mariadbReachable } from './support/databases.js';
+import { describeWhenReachable, MARIADB, mariadbReachable } from '../../support/databases.js';
 import { generatedIdSuite } from './support/generated-id.suite.js';
 
 describeWhenReachable(await mariadbReachable(), 'MariaDB', `${MARIADB.host}:${MARIADB.port}`, () => {

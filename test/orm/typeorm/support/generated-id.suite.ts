@@ -1,11 +1,11 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { getDataSourceToken, type TypeOrmModuleOptions } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { IdService } from '../../../lib/index.js';
-import { GeneratedIdSubscriber } from '../../../lib/orm/typeorm/generated-id.subscriber.js';
+import { IdService } from '../../../../lib/index.js';
+import { GeneratedIdSubscriber } from '../../../../lib/orm/typeorm/generated-id.subscriber.js';
 import { bootApp, RecordingLogger } from './app.js';
 import { defineEntities, type Entities } from './entities.js';
-import { uniqueSuffix } from './databases.js';
+import { uniqueSuffix } from '../../../support/databases.js';
 
 const NAMED = 'analytics';
 const UNSAFE = 2n ** 53n;

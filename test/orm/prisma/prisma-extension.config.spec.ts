@@ -1,13 +1,13 @@
 import { readFileSync } from 'node:fs';
-import { SnowflakeConfigError, SnowflakeError } from '../../lib/core/errors.js';
-import { buildIdPlan } from '../../lib/orm/prisma/prisma-id.plan.js';
-import { parsePrismaSchema } from '../../lib/orm/prisma/prisma-schema.parser.js';
+import { SnowflakeConfigError, SnowflakeError } from '../../../lib/core/errors.js';
+import { buildIdPlan } from '../../../lib/orm/prisma/prisma-id.plan.js';
+import { parsePrismaSchema } from '../../../lib/orm/prisma/prisma-schema.parser.js';
 import {
   PrismaIdFieldError,
   PrismaModelMetadataError,
   snowflakeExtension,
   type SnowflakePrismaOptions,
-} from '../../lib/prisma.js';
+} from '../../../lib/prisma.js';
 import { testIds, type Harness } from './prisma-test.harness.js';
 import { openSqlite } from './sqlite.harness.js';
 

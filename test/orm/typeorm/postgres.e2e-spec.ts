@@ -1,4 +1,4 @@
-import { describeWhenReachable, POSTGRES, postgresReachable } from './support/databases.js';
+import { describeWhenReachable, POSTGRES, postgresReachable } from '../../support/databases.js';
 import { generatedIdSuite } from './support/generated-id.suite.js';
 
 describeWhenReachable(await postgresReachable(), 'PostgreSQL', `${POSTGRES.host}:${POSTGRES.port}`, () => {
