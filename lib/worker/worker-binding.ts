@@ -26,6 +26,11 @@ export class WorkerBinding implements WorkerSourceContext {
     readonly layout: Layout,
     readonly clock: Clock,
     readonly logger: LoggerService,
+    /**
+     * Whether the process-wide guard applies: a worker ID from a source other than the Redis lease is reserved for
+     * this generator in the process. Off only where one process plays several (the conformance suite).
+     */
+    private readonly guardProcess = true,
   ) {
     if (source instanceof StaticWorkerSource) {
       // A fixed worker ID is known at once: the generator may issue before start (a service built by hand).
@@ -108,7 +113,11 @@ export class WorkerBinding implements WorkerSourceContext {
   private apply(assignment: WorkerAssignment): void {
     // Two generators of one process on one fixed worker ID would issue the same IDs: the second refuses to start.
     // A lease keeps its own process-wide registry, and its backend hands an ID to one holder at a time.
-    if (this.source.kind !== 'redis' && this.reserved !== `${assignment.datacenterId}:${assignment.workerId}`) {
+    if (
+      this.guardProcess &&
+      this.source.kind !== 'redis' &&
+      this.reserved !== `${assignment.datacenterId}:${assignment.workerId}`
+    ) {
       const unreserve = reserveStaticWorker(assignment.datacenterId, assignment.workerId);
       this.unreserve?.();
       this.unreserve = unreserve;

@@ -1,0 +1,30 @@
+import { SnowflakeModule } from '../module/snowflake.module.js';
+import type { SnowflakeModuleOptions } from '../module/snowflake.options.js';
+import { ManualClock } from './manual-clock.js';
+
+/** Options of {@link SnowflakeTestingModule.forRoot}: a static worker and a clock the test controls. */
+export interface SnowflakeTestingOptions extends Pick<SnowflakeModuleOptions, 'layout' | 'datacenterId'> {
+  /** @default 0 */
+  workerId?: number;
+  /** @default a ManualClock on the real time */
+  clock?: ManualClock;
+  /** Register `IdService` globally, as most apps do. @default true */
+  isGlobal?: boolean;
+}
+
+/**
+ * What an app's own tests need in place of its production registration: `IdService` on a static worker ID (no
+ * Redis), with a clock the test can fix, step and advance.
+ *
+ * @example
+ * const clock = new ManualClock({ fixedAt: new Date('2026-01-01') });
+ * Test.createTestingModule({ imports: [SnowflakeTestingModule.forRoot({ clock })], … })
+ *
+ * @publicApi
+ */
+export class SnowflakeTestingModule {
+  static forRoot(options: SnowflakeTestingOptions = {}) {
+    const { workerId = 0, clock = new ManualClock(), isGlobal = true, ...rest } = options;
+    return SnowflakeModule.forRoot({ ...rest, workerId, clock, isGlobal });
+  }
+}

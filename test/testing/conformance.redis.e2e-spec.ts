@@ -1,0 +1,31 @@
+/**
+ * The Redis lease keeps the worker-ID source contract, as `nestjs-snowflake/testing` checks it, against a real
+ * redis-server: one `it()` per case of the suite.
+ */
+import { conformanceCases } from '../../lib/testing.js';
+import { RedisServer } from '../support/redis-server.js';
+import { redisLeaseFactory } from '../support/redis-lease-factory.js';
+
+const server = await RedisServer.start();
+const factory = redisLeaseFactory(server);
+
+afterAll(async () => {
+  await factory.close();
+  await server.dispose();
+});
+
+describe(`the worker-ID source contract: ${factory.name}`, () => {
+  const cases = conformanceCases(factory);
+
+  it('offers every fault the suite injects, so that no case is left out', () => {
+    expect(cases.filter((c) => c.notApplicable !== undefined).map((c) => c.name)).toEqual([]);
+  });
+
+  it.each(cases.map((c) => [c.name, c]))(
+    '%s',
+    async (_name, testCase) => {
+      await testCase.run();
+    },
+    60_000,
+  );
+});
