@@ -6,6 +6,7 @@
  * fixed wall-clock window, repeated and reduced to the median.
  */
 import { performance } from 'node:perf_hooks';
+import { SequenceExhaustedError } from '../dist/index.js';
 
 /** Environment knobs for quick runs; the defaults are the published figures' settings. */
 export const settings = {
@@ -92,6 +93,29 @@ export function measureThroughput(candidates, { windowMs, repeats, log }) {
     });
   }
   return results.map((rates) => ({ median: median(rates), rates }));
+}
+
+/**
+ * Calls `fn` again when it throws {@link SequenceExhaustedError}, counting each time in `retries.count`, so that a
+ * bounded wait that gave up (a process descheduled in the middle of it, on a busy machine) shows in the table instead
+ * of ending the run. Compiled for each candidate, like the timing loop, so that the call to `fn` stays monomorphic.
+ */
+export function retryingExhausted(fn, retries) {
+  return new Function(
+    'fn',
+    'retries',
+    'SequenceExhaustedError',
+    `return (arg) => {
+      for (;;) {
+        try {
+          return fn(arg);
+        } catch (error) {
+          if (!(error instanceof SequenceExhaustedError)) throw error;
+          retries.count++;
+        }
+      }
+    };`,
+  )(fn, retries, SequenceExhaustedError);
 }
 
 /**

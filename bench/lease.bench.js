@@ -7,10 +7,15 @@ import 'reflect-metadata';
 import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { performance } from 'node:perf_hooks';
-import { SnowflakeGenerator, SnowflakeModule, resolveLayout } from '../dist/index.js';
+import { IdService, SnowflakeGenerator, SnowflakeModule, resolveLayout } from '../dist/index.js';
+import { leaseKeys } from '../dist/lease/lease.keys.js';
+import { LeaseProtocol } from '../dist/lease/lease.protocol.js';
 import { CLAIM_SCRIPT, RELEASE_SCRIPT } from '../dist/lease/lease.scripts.js';
+import { leaseConfig } from '../dist/lease/lease.settings.js';
+import { resolveSettings } from '../dist/module/snowflake.settings.js';
 import { startRedis } from './redis-process.js';
-import { median } from './harness.js';
+import { TARGET_NEXT } from './ids.bench.js';
+import { formatInt, formatPercent, markdownTable, measureThroughput, median, retryingExhausted } from './harness.js';
 
 const CLAIMS = 2000;
 /** Requests outstanding at once against the round-trip generator: serial, and as a busy service would pipeline them. */
@@ -23,25 +28,41 @@ function percentile(values, p) {
 }
 
 /**
- * A namespace whose `held` IDs all hold live leases and whose free IDs expired long ago, as after a long run. Its
- * marker names this Redis process and settled long ago, as it would have after the first claims.
+ * A namespace whose `held` IDs all hold live leases and whose `free` IDs expired long ago, as after a long run, its
+ * cursor at `cursor`. Its marker names this Redis process and settled long ago, as it would have after the first
+ * claims, and its meta carries the configuration the claims run with and the mirrors of the cursor and of the
+ * expiry set's size: the scripts' prelude then sees the namespace intact, neither a new Redis process nor a partial
+ * loss, and no claim waits for settling.
  */
-async function seedNamespace(redis, ns, held, free) {
-  const base = `snowflake:{${ns}}:`;
+async function seedNamespace(redis, keys, { held, free, cursor, config }) {
   const future = Date.now() + 3_600_000;
   const server = /run_id:(\w+)/.exec(await redis.info('server'))[1];
-  await redis.hset(`${base}meta`, 'marker', 'bench', 'created', 0, 'settleMs', 0, 'server', server);
-  await redis.set(`${base}cursor`, held + free);
-  for (let start = 0; start < held; start += 5000) {
+  await redis.del(keys.meta, keys.cursor, keys.expiry);
+  for (let start = 0; start < held + free; start += 5000) {
     const pipeline = redis.pipeline();
-    for (let id = start; id < Math.min(held, start + 5000); id++) {
-      pipeline.zadd(`${base}expiry`, future, id);
-      pipeline.hset(`${base}w:${id}`, 'token', `t${id}`, 'ceiling', 0);
+    for (let id = start; id < Math.min(held + free, start + 5000); id++) {
+      const record = `${keys.recordPrefix}${id}`;
+      if (id < held) {
+        pipeline.zadd(keys.expiry, future, id);
+        pipeline.hset(record, 'token', `t${id}`, 'marker', 'bench', 'ceiling', 0);
+      } else {
+        // Every ID in the expiry set has a record: a claim that finds none takes it for a deleted key.
+        pipeline.zadd(keys.expiry, 1, id);
+        pipeline.hset(record, 'marker', 'bench', 'ceiling', 0);
+      }
     }
     await pipeline.exec();
   }
-  for (let id = held; id < held + free; id++) await redis.zadd(`${base}expiry`, 1, id);
-  return base;
+  await redis.set(keys.cursor, cursor);
+  await redis.hset(keys.meta, {
+    marker: 'bench',
+    created: 0,
+    settleMs: 0,
+    server,
+    config,
+    cursor: await redis.get(keys.cursor),
+    members: await redis.zcard(keys.expiry),
+  });
 }
 
 /**
@@ -50,36 +71,98 @@ async function seedNamespace(redis, ns, held, free) {
  * sorted-set path (the oldest expired lease) rather than the cheaper never-used one.
  */
 async function claimLatency(redis, held) {
-  const ns = `bench-${held}`;
   const free = 16;
-  const idCount = 2 ** 17;
-  const base = await seedNamespace(redis, ns, held, free);
-  await redis.set(`${base}cursor`, idCount);
+  // 17 worker bits (65,536 held leases and the 16 free IDs beside them); the layout enters only the configuration.
+  const layout = resolveLayout({ workerBits: 17, sequenceBits: 5 });
+  const settings = { ttlMs: 10_000, config: leaseConfig(layout, 10_000), idCount: 2 ** layout.workerBits };
+  const keys = leaseKeys({ namespace: `bench-${held}`, allocateDatacenter: false }, 0);
+  const protocol = new LeaseProtocol(keys, settings);
+  await seedNamespace(redis, keys, { held, free, cursor: settings.idCount, config: settings.config });
   const samples = [];
   for (let i = 0; i < CLAIMS + 200; i++) {
     const token = `c${i}`;
+    const args = protocol.claimArgs({ token, holderNowMs: Date.now(), host: 'bench', pid: process.pid, excluded: [] });
     const start = performance.now();
-    const reply = await redis.snowflakeClaim(
-      `${base}meta`,
-      `${base}cursor`,
-      `${base}expiry`,
-      `${base}w:`,
-      token,
-      10_000,
-      idCount,
-      Date.now(),
-      'bench',
-      process.pid,
-      '',
-      'bench',
-    );
+    const raw = await redis.snowflakeClaim(...protocol.scriptKeys, ...args);
     const elapsed = performance.now() - start;
-    if (reply[0] !== 'ok') throw new Error(`claim failed: ${reply}`);
-    if (reply[1] < held) throw new Error(`claim ${i} took held ID ${reply[1]}`);
+    const reply = LeaseProtocol.decodeClaim(raw);
+    if (reply.kind !== 'ok') throw new Error(`claim ${i} replied ${JSON.stringify(raw)}`);
+    if (reply.id < held) throw new Error(`claim ${i} took held ID ${reply.id}`);
     if (i >= 200) samples.push(elapsed);
-    await redis.snowflakeRelease(`${base}expiry`, `${base}w:${reply[1]}`, reply[1], token, Date.now());
+    const released = LeaseProtocol.decodeRelease(
+      await redis.snowflakeRelease(
+        ...protocol.scriptKeys,
+        ...protocol.releaseArgs(reply.id, token, Date.now(), `r${i}`),
+      ),
+    );
+    if (released.kind !== 'released') throw new Error(`release ${i} replied ${released.kind}`);
   }
   return { p50: percentile(samples, 50), p99: percentile(samples, 99) };
+}
+
+/** Seeds the namespace of a module's lease options as settled, empty, under the configuration the module runs. */
+async function seedSettled(redis, options) {
+  const { datacenterId, worker } = resolveSettings(options);
+  const keys = leaseKeys(worker.lease, datacenterId);
+  await seedNamespace(redis, keys, { held: 0, free: 0, cursor: 0, config: worker.lease.config });
+}
+
+async function bootApp(options) {
+  class App {}
+  Module({ imports: [SnowflakeModule.forRoot(options)] })(App);
+  return NestFactory.createApplicationContext(App, { logger: false });
+}
+
+/**
+ * `IdService.next()` with a static worker ID against `IdService.next()` with a Redis lease, whose permit reads the
+ * monotonic clock and compares the wall clock with the Redis server's on every call: on `twitter`, whose cap binds,
+ * and on a layout whose cap does not, where IDs per second show the cost of a call. One measuring run, round-robin.
+ *
+ * The run holds the event loop from start to end, so the lease cannot renew meanwhile: its TTL is made long enough
+ * (three times the run) that it neither fences nor reaches its ceiling before the run ends.
+ */
+async function clockCheckCost(server, settings, log) {
+  const { windowMs, repeats } = settings;
+  const layouts = [
+    { name: '`twitter`', layout: 'twitter' },
+    { name: '41/0/2/20 bits', layout: { preset: 'twitter', datacenterBits: 0, workerBits: 2, sequenceBits: 20 } },
+  ];
+  const blockMs = 2 * layouts.length * (Math.min(300, windowMs) + repeats * windowMs);
+  const ttlMs = Math.max(60_000, Math.ceil((3 * blockMs) / 1000) * 1000);
+  const apps = [];
+  try {
+    const list = [];
+    for (const [i, { name, layout }] of layouts.entries()) {
+      const leased = { layout, redis: { url: server.url, namespace: `next-${i}`, ttlMs } };
+      await seedSettled(server.client, leased);
+      for (const [kind, options] of [
+        ['static worker ID', { layout, workerId: 1 + i }],
+        ['Redis lease', leased],
+      ]) {
+        const app = await bootApp(options);
+        apps.push(app);
+        const ids = app.get(IdService);
+        const retries = { count: 0 };
+        list.push({
+          name: `${name}, ${kind}`,
+          layoutName: name,
+          kind,
+          ids,
+          retries,
+          cap: 2 ** ids.layout.sequenceBits * (1000 / ids.layout.timeUnitMs),
+          call: retryingExhausted(() => ids.next(), retries),
+        });
+      }
+    }
+    const rates = measureThroughput(list, { windowMs, repeats, log });
+    for (const candidate of list) {
+      const status = candidate.ids.status();
+      if (!status.ready) throw new Error(`${candidate.name}: not ready after the run (${status.lease?.state})`);
+    }
+    return { ttlMs, rows: list.map((candidate, i) => ({ ...candidate, rate: rates[i].median })) };
+  } finally {
+    for (const app of apps) await app.close();
+  }
 }
 
 async function bootTime(options) {
@@ -142,7 +225,7 @@ export default {
     try {
       const redis = server.client;
       redis.defineCommand('snowflakeClaim', { numberOfKeys: 3, lua: CLAIM_SCRIPT });
-      redis.defineCommand('snowflakeRelease', { numberOfKeys: 1, lua: RELEASE_SCRIPT });
+      redis.defineCommand('snowflakeRelease', { numberOfKeys: 3, lua: RELEASE_SCRIPT });
 
       log('  claim latency, warm-up');
       await claimLatency(redis, 15);
@@ -154,12 +237,13 @@ export default {
       log('  bootstrap time');
       const bare = await bootTime(undefined);
       const staticBoot = await bootTime(() => ({ workerId: 1 }));
+      const leaseOptions = { layout: { workerBits: 10 }, redis: { url: server.url, namespace: 'boot' } };
       // A settled namespace, as in a running deployment: the first-use settling wait is not part of a boot.
-      await seedNamespace(redis, 'boot', 0, 0);
-      const leaseBoot = await bootTime(() => ({
-        layout: { workerBits: 10 },
-        redis: { url: server.url, namespace: 'boot' },
-      }));
+      await seedSettled(redis, leaseOptions);
+      const leaseBoot = await bootTime(() => leaseOptions);
+
+      log('  cost of the clock check on next()');
+      const check = await clockCheckCost(server, settings, log);
 
       log('  local generation against a Redis round trip per ID');
       redis.defineCommand('benchNextId', { numberOfKeys: 1, lua: LUA_GENERATOR });
@@ -174,6 +258,9 @@ export default {
       const local = median([localRate(settings.windowMs / 2), localRate(settings.windowMs / 2)]);
 
       const fmt = (ms) => `${ms.toFixed(3)} ms`;
+      const [twitterStatic, twitterLeased] = check.rows;
+      const leasedShare = twitterLeased.rate / twitterLeased.cap;
+      const leasedRatio = twitterLeased.rate / twitterStatic.rate;
       const sections = [
         [
           `Claim: one EVALSHA round trip on loopback, ${CLAIMS} claims each (claim the oldest expired ID, release, repeat; ` +
@@ -196,6 +283,30 @@ export default {
           `| + SnowflakeModule, Redis lease (connect + claim) | ${fmt(leaseBoot)} | +${fmt(leaseBoot - bare)} |`,
         ].join('\n'),
         [
+          `Cost of the clock check on \`next()\`: with a lease, every call asks the lease for its ceiling, which reads ` +
+            "the monotonic clock and compares the wall clock with the Redis server's clock (projected from the last " +
+            `round trip). \`IdService.next()\` in four apps, IDs per second as the median of ${settings.repeats} ` +
+            `windows of ${settings.windowMs} ms, round-robin in one run. On \`twitter\` the cap binds; on the ` +
+            'wide layout it does not, and the ratio is the cost of the check. The run holds the event loop, so no ' +
+            `renewal runs during it: the lease's TTL is ${check.ttlMs / 1000} s here, to outlast it.`,
+          '',
+          markdownTable(
+            ['`IdService.next()`', 'worker ID', 'IDs/s', 'cap (IDs/s)', 'of cap', 'ns per ID', 'leased / static'],
+            check.rows.map((row, i) => [
+              row.layoutName,
+              row.retries.count > 0
+                ? `${row.kind}; SequenceExhaustedError thrown ${formatInt(row.retries.count)}×, retried`
+                : row.kind,
+              formatInt(row.rate),
+              formatInt(row.cap),
+              formatPercent(row.rate / row.cap),
+              (1e9 / row.rate).toFixed(1),
+              i % 2 === 1 ? `${(row.rate / check.rows[i - 1].rate).toFixed(3)}×` : '',
+            ]),
+            ['left', 'left', 'right', 'right', 'right', 'right', 'right'],
+          ),
+        ].join('\n'),
+        [
           'Local generation against one Redis round trip per ID (a Lua script computes time and sequence in Redis), ' +
             'with 1, 16 and 64 requests in flight from one client; the ratio is local over each.',
           '',
@@ -215,6 +326,12 @@ export default {
           measured: `${(large.p99 / small.p99).toFixed(2)}×`,
           goal: '≤ 2×',
           pass: large.p99 <= 2 * small.p99,
+        },
+        {
+          name: '`next()` on `twitter` with a Redis lease, share of the cap',
+          measured: `${formatPercent(leasedShare)} (leased / static ${leasedRatio.toFixed(3)}×)`,
+          goal: `≥ ${formatPercent(TARGET_NEXT)}`,
+          pass: leasedShare >= TARGET_NEXT,
         },
         {
           name: 'local generation / round trip per ID, serial',

@@ -1,7 +1,20 @@
-/** Starts a throwaway `redis-server` on a free loopback port for a benchmark, and stops it again. */
+/**
+ * Starts a throwaway `redis-server` on a free loopback port for a benchmark, and stops it again. It keeps nothing:
+ * no snapshots, no append-only file, and an empty directory of its own, so that a server killed and started again
+ * on the same port comes back without its data, as after a crash of a Redis that does not persist.
+ */
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Redis } from 'ioredis';
+
+/** Servers still running, killed when the bench process exits however it ends. */
+const live = new Set();
+process.once('exit', () => {
+  for (const child of live) child.kill('SIGKILL');
+});
 
 function freePort() {
   return new Promise((resolve, reject) => {
@@ -14,39 +27,83 @@ function freePort() {
   });
 }
 
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * A redis-server on a free port, answering once this resolves.
+ *
+ * - `client`: an admin connection to the server as it runs now (a new one after each `start()`).
+ * - `kill()`: SIGKILL, and waits for the exit; the data is gone.
+ * - `start()`: starts it again on the same port, empty, and waits until it answers.
+ * - `restart(downtimeMs)`: `kill()`, `downtimeMs` of nothing listening, `start()`; resolves with the monotonic times
+ *   (`performance.now()`) at which the server was killed and answered again.
+ * - `stop()`: kills it for good and removes its directory.
+ */
 export async function startRedis() {
   const port = await freePort();
-  const child = spawn(
-    'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-    {
-      stdio: 'ignore',
-    },
-  );
+  const dir = mkdtempSync(join(tmpdir(), 'bench-redis-'));
   const url = `redis://127.0.0.1:${port}`;
-  const deadline = Date.now() + 10_000;
+  let child;
   let probe;
-  for (;;) {
-    probe = new Redis(url, { lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
-    probe.on('error', () => undefined);
-    try {
-      await probe.connect();
-      break;
-    } catch {
-      probe.disconnect();
-      if (Date.now() > deadline) throw new Error('redis-server did not start');
-      await new Promise((resolve) => setTimeout(resolve, 50));
+
+  async function start() {
+    if (child !== undefined) throw new Error('redis-server is already running');
+    const spawned = spawn(
+      'redis-server',
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+      { stdio: 'ignore' },
+    );
+    child = spawned;
+    live.add(spawned);
+    spawned.once('exit', () => live.delete(spawned));
+    let spawnError;
+    spawned.once('error', (error) => (spawnError = error));
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      if (spawnError !== undefined) throw new Error(`redis-server could not be started: ${spawnError.message}`);
+      probe = new Redis(url, { lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
+      probe.on('error', () => undefined);
+      try {
+        await probe.connect();
+        return;
+      } catch {
+        probe.disconnect();
+        if (Date.now() > deadline) throw new Error('redis-server did not start');
+        await sleep(10);
+      }
     }
   }
+
+  async function kill() {
+    probe?.disconnect();
+    const running = child;
+    child = undefined;
+    if (running === undefined || running.exitCode !== null || running.signalCode !== null) return;
+    await new Promise((resolve) => {
+      running.once('exit', resolve);
+      running.kill('SIGKILL');
+    });
+  }
+
+  await start();
   return {
     url,
-    client: probe,
+    port,
+    get client() {
+      return probe;
+    },
+    start,
+    kill,
+    async restart(downtimeMs) {
+      const killedAt = performance.now();
+      await kill();
+      await sleep(Math.max(0, downtimeMs - (performance.now() - killedAt)));
+      await start();
+      return { killedAt, answeredAt: performance.now() };
+    },
     async stop() {
-      probe.disconnect();
-      await new Promise((resolve) => {
-        child.once('exit', resolve);
-        child.kill('SIGKILL');
-      });
+      await kill();
+      rmSync(dir, { recursive: true, force: true });
     },
   };
 }
