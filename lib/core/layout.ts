@@ -1,4 +1,5 @@
 import { SnowflakeConfigError } from './errors.js';
+import { rejectUnknownKeys } from './option-checks.js';
 
 /** Time units a layout may count in, in milliseconds. */
 export type TimeUnitMs = 1 | 10 | 1000;
@@ -227,24 +228,7 @@ function checkShape(options: unknown): asserts options is LayoutOptions {
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
     throw new SnowflakeConfigError('layout', `expected ${allowed}; got ${describeValue(options)}.`);
   }
-  const unknown = Object.keys(options).filter((key) => !LAYOUT_KEYS.includes(key));
-  if (unknown.length > 0) {
-    const key = unknown[0];
-    const near = LAYOUT_KEYS.find((known) => sameWord(known, key));
-    const others = unknown.length > 1 ? ` (also unknown: ${unknown.slice(1).join(', ')})` : '';
-    throw new SnowflakeConfigError(
-      `layout.${key}`,
-      `a layout has no option ${JSON.stringify(key)}${others}${near === undefined ? '' : `; did you mean \`${near}\`?`}. ` +
-        `A layout is ${allowed}.`,
-    );
-  }
-}
-
-/** Whether two option names differ only in case or a trailing "s". */
-function sameWord(known: string, key: string): boolean {
-  const a = known.toLowerCase();
-  const b = key.toLowerCase();
-  return a === b || a === `${b}s` || `${a}s` === b;
+  rejectUnknownKeys('layout', options, LAYOUT_KEYS, 'a layout');
 }
 
 function describeValue(value: unknown): string {

@@ -1,3 +1,4 @@
+import { SnowflakeConfigError } from '../core/errors.js';
 import { CLAIM_SCRIPT, NOTE_SCRIPT, RELEASE_SCRIPT, RENEW_SCRIPT } from './lease.scripts.js';
 import type { RedisClientLike } from './lease.options.js';
 import type { LeaseSettings } from './lease.settings.js';
@@ -30,7 +31,7 @@ export class LeaseClient {
   /** Uses the given client, or creates one from the URL (loading ioredis only then). */
   static async create(settings: LeaseSettings): Promise<LeaseClient> {
     if (settings.client !== undefined) return new LeaseClient(settings.client, false, settings.connectTimeoutMs);
-    const { Redis } = await import('ioredis');
+    const { Redis } = await loadIoredis();
     const client = new Redis(settings.url!, {
       connectTimeout: settings.connectTimeoutMs,
       // Fail fast while disconnected instead of queueing: a renewal that arrives late is worth nothing.
@@ -105,6 +106,20 @@ export class LeaseClient {
     } catch {
       this.client.disconnect();
     }
+  }
+}
+
+/** ioredis is an optional peer: only `redis.url` needs it, and its absence is a set-up step to name, not a crash. */
+async function loadIoredis(): Promise<{ Redis: typeof import('ioredis').Redis }> {
+  try {
+    return await import('ioredis');
+  } catch (error) {
+    if ((error as { code?: string }).code !== 'ERR_MODULE_NOT_FOUND') throw error;
+    throw new SnowflakeConfigError(
+      'redis.url',
+      'a Redis lease from a URL needs the ioredis package, an optional peer of nestjs-snowflake that is not ' +
+        'installed: run `npm install ioredis`, or pass a client of your own as `redis.client`.',
+    );
   }
 }
 

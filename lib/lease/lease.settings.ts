@@ -1,7 +1,7 @@
 import { SnowflakeConfigError } from '../core/errors.js';
 import { DEFAULTS } from '../core/defaults.js';
 import type { Layout } from '../core/layout.js';
-import { nonNegativeOption, positiveOption } from '../core/option-checks.js';
+import { nonNegativeOption, positiveOption, rejectUnknownKeys } from '../core/option-checks.js';
 import type { RedisClientLike, RedisLeaseOptions } from './lease.options.js';
 
 /** Lease options after validation, with every default filled in. @internal */
@@ -39,6 +39,25 @@ export interface LeaseSettings {
   config: string;
 }
 
+/** Every option of {@link RedisLeaseOptions}. */
+const LEASE_OPTION_KEYS: readonly string[] = Object.keys({
+  url: 0,
+  client: 0,
+  namespace: 0,
+  ttlMs: 0,
+  renewIntervalMs: 0,
+  fenceMarginMs: 0,
+  maxFloorWaitMs: 0,
+  connectTimeoutMs: 0,
+  bootstrapAttempts: 0,
+  retryBackoffMs: 0,
+  allocateDatacenter: 0,
+  waitForReplicas: 0,
+  waitForReplicasTimeoutMs: 0,
+  maxClockOffsetMs: 0,
+  confirmWithSentinels: 0,
+} satisfies Record<keyof RedisLeaseOptions, 0>);
+
 const NAMESPACE = /^[A-Za-z0-9_.:-]{1,100}$/;
 
 /**
@@ -54,6 +73,7 @@ export function resolveLeaseSettings(
   if (options === null || typeof options !== 'object') {
     throw new SnowflakeConfigError('redis', 'expected an object: { url: "redis://…" } or { client: new Redis(…) }.');
   }
+  rejectUnknownKeys('redis', options, LEASE_OPTION_KEYS, 'the Redis lease (`redis`)');
   if ((options.url === undefined) === (options.client === undefined)) {
     throw new SnowflakeConfigError(
       'redis',

@@ -4,7 +4,7 @@ import { systemClock, type Clock } from '../core/clock.js';
 import type { WorkerIdSource } from '../worker/worker-source.js';
 import { SnowflakeConfigError } from '../core/errors.js';
 import { assertNodeFits, resolveLayout, type Layout } from '../core/layout.js';
-import { nonNegativeOption } from '../core/option-checks.js';
+import { nonNegativeOption, rejectUnknownKeys } from '../core/option-checks.js';
 import { resolveLeaseSettings, type LeaseSettings } from '../lease/lease.settings.js';
 import { workerIdFromHostname } from '../worker/static.source.js';
 import type { SnowflakeModuleOptions } from './snowflake.options.js';
@@ -22,6 +22,21 @@ export interface SnowflakeSettings {
     | { kind: 'custom'; source: WorkerIdSource };
 }
 
+/** Every option of {@link SnowflakeModuleOptions}, and the module builder's `isGlobal`. */
+const MODULE_OPTION_KEYS: readonly string[] = Object.keys({
+  layout: 0,
+  workerId: 0,
+  datacenterId: 0,
+  hostname: 0,
+  redis: 0,
+  workerSource: 0,
+  clockBackToleranceMs: 0,
+  maxSyncWaitMs: 0,
+  requireSafeNumbers: 0,
+  clock: 0,
+  isGlobal: 0,
+} satisfies Record<keyof SnowflakeModuleOptions | 'isGlobal', 0>);
+
 /**
  * Validates module options once, at bootstrap. Every error names the option and the fix.
  *
@@ -31,6 +46,7 @@ export function resolveSettings(options: SnowflakeModuleOptions | undefined): Sn
   if (options === null || typeof options !== 'object') {
     throw new SnowflakeConfigError('options', 'expected an object, such as { workerId: 1 } or { redis: { url } }.');
   }
+  rejectUnknownKeys('', options, MODULE_OPTION_KEYS, 'SnowflakeModule');
   const layout = resolveLayout(options.layout);
   const clock = options.clock ?? systemClock;
   if (typeof clock.now !== 'function')

@@ -46,6 +46,7 @@ describe('an app without the optional peers (resolve hook in a child process)', 
   }
   interface Outcome {
     boot: { id: string; workerId: number } | { error: Failure };
+    leaseBoot: 'booted' | (Failure & { name?: string });
     probes: Record<string, 'loaded' | Failure>;
   }
 
@@ -64,6 +65,14 @@ describe('an app without the optional peers (resolve hook in a child process)', 
 
   it('boots SnowflakeModule.forRoot({ workerId: 1 }) from the main entry and issues an ID', () => {
     expect(outcome.boot).toEqual({ id: expect.stringMatching(/^\d+$/), workerId: 1 });
+  });
+
+  it('names the package to install when a lease from a URL needs ioredis', () => {
+    expect(outcome.leaseBoot).toMatchObject({
+      name: 'SnowflakeConfigError',
+      message: expect.stringContaining('`redis.url`: a Redis lease from a URL needs the ioredis package'),
+    });
+    expect((outcome.leaseBoot as Failure).message).toContain('npm install ioredis');
   });
 
   it('really hides them: the peers and the entries that need one fail to load there', () => {

@@ -200,3 +200,33 @@ describe('module options are validated at bootstrap', () => {
     }
   });
 });
+
+describe('unknown option keys, at every level', () => {
+  it.each([
+    [{ workerId: 1, layot: 'twitter' }, 'layot', 'layout'],
+    [{ workerId: 1, clockBackTolerance: 5 }, 'clockBackTolerance', 'clockBackToleranceMs'],
+    [{ redis: { url: 'redis://localhost:6379', ttl: 5000 } }, 'redis.ttl', 'ttlMs'],
+    [{ redis: { url: 'redis://localhost:6379', namspace: 'a' } }, 'redis.namspace', 'namespace'],
+    [{ workerId: 1, layout: { sequenceBit: 12 } }, 'layout.sequenceBit', 'sequenceBits'],
+  ])('rejects %j, naming %s and suggesting %s', (options, path, suggestion) => {
+    let caught: unknown;
+    try {
+      new IdService(options as SnowflakeModuleOptions);
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(SnowflakeConfigError);
+    expect((caught as SnowflakeConfigError).option).toBe(path);
+    expect((caught as Error).message).toContain(`did you mean \`${suggestion}\`?`);
+  });
+
+  it('names an unknown key with no close match without a guess, listing the valid ones', () => {
+    expect(() => new IdService({ workerId: 1, zzzzzzzz: true } as SnowflakeModuleOptions)).toThrow(
+      /`zzzzzzzz`: SnowflakeModule has no option "zzzzzzzz"\. Valid options: layout, workerId/,
+    );
+  });
+
+  it('accepts isGlobal, which the module builder adds', () => {
+    expect(() => new IdService({ workerId: 1, isGlobal: true } as SnowflakeModuleOptions)).not.toThrow();
+  });
+});
