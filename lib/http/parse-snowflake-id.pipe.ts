@@ -19,7 +19,10 @@ export class ParseSnowflakeIdPipe implements PipeTransform<unknown, bigint> {
     } catch (error) {
       if (!(error instanceof InvalidSnowflakeError)) throw error;
       const message = metadata.data ? `${metadata.data}: ${error.message}` : error.message;
-      throw new BadRequestException({ statusCode: 400, error: error.name, message }, { cause: error });
+      throw new BadRequestException(
+        { statusCode: 400, error: 'Bad Request', message, type: error.name },
+        { cause: error },
+      );
     }
   }
 }

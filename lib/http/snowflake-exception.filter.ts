@@ -6,7 +6,7 @@ import { InvalidSnowflakeError, SnowflakeError, TransientSnowflakeError } from '
  * Answers the library's typed errors over HTTP with the status that tells clients what happened:
  * - `InvalidSnowflakeError` (a malformed ID) is the client's mistake: 400 with the reason.
  * - An ID that cannot be issued right now (a `TransientSnowflakeError`) is a temporary outage: 503 with `Retry-After`, which load balancers and
- *   clients retry. The body names the error class but not its message, which speaks of the deployment (Redis
+ *   clients retry. The body (Nest's shape, the error class in `type`) names the class but not its message, which speaks of the deployment (Redis
  *   addresses, options); the message goes to the log as a warning.
  * - Any other `SnowflakeError` (a misconfiguration, a driver that rounds IDs) goes to Nest's own handling: 500
  *   "Internal server error", logged.
@@ -26,7 +26,12 @@ export class SnowflakeExceptionFilter extends BaseExceptionFilter<SnowflakeError
 
   override catch(error: SnowflakeError, host: ArgumentsHost): void {
     if (error instanceof InvalidSnowflakeError) {
-      const body = { statusCode: HttpStatus.BAD_REQUEST, error: error.name, message: error.message };
+      const body = {
+        statusCode: HttpStatus.BAD_REQUEST,
+        error: 'Bad Request',
+        message: error.message,
+        type: error.name,
+      };
       return super.catch(new HttpException(body, HttpStatus.BAD_REQUEST, { cause: error }), host);
     }
     if (!(error instanceof TransientSnowflakeError)) return super.catch(error, host);
@@ -40,6 +45,7 @@ export class SnowflakeExceptionFilter extends BaseExceptionFilter<SnowflakeError
     }
     const status = HttpStatus.SERVICE_UNAVAILABLE;
     const message = `No ID can be issued right now; retry in ${SnowflakeExceptionFilter.retryAfterSeconds} s.`;
-    super.catch(new HttpException({ statusCode: status, error: error.name, message }, status, { cause: error }), host);
+    const body = { statusCode: status, error: 'Service Unavailable', message, type: error.name };
+    super.catch(new HttpException(body, status, { cause: error }), host);
   }
 }

@@ -127,7 +127,7 @@ describe('ParseSnowflakeIdPipe', () => {
     const response = await request(server)
       .get(`/items/${encodeURIComponent(bad)}`)
       .expect(400);
-    expect(response.body).toMatchObject({ statusCode: 400, error: 'InvalidSnowflakeError' });
+    expect(response.body).toMatchObject({ statusCode: 400, error: 'Bad Request', type: 'InvalidSnowflakeError' });
     const message = (response.body as { message: string }).message;
     expect(message).toMatch(/^id: Invalid snowflake ID/);
     expect(message).toMatch(reason);
@@ -161,7 +161,8 @@ describe.each(['provider', 'global'] as const)('SnowflakeExceptionFilter registe
     const response = await request(server).get('/items/throws/invalid').expect(400);
     expect(response.body).toEqual({
       statusCode: 400,
-      error: 'InvalidSnowflakeError',
+      error: 'Bad Request',
+      type: 'InvalidSnowflakeError',
       message: expect.stringMatching(/^Invalid snowflake ID "12ab"/),
     });
     expect(response.headers['retry-after']).toBeUndefined();
@@ -178,7 +179,8 @@ describe.each(['provider', 'global'] as const)('SnowflakeExceptionFilter registe
     const response = await request(server).get(`/items/throws/${kind}`).expect(503);
     expect(response.body).toEqual({
       statusCode: 503,
-      error: name,
+      error: 'Service Unavailable',
+      type: name,
       message: 'No ID can be issued right now; retry in 1 s.',
     });
     expect(response.headers['retry-after']).toBe('1');
@@ -211,7 +213,7 @@ describe.each(['provider', 'global'] as const)('SnowflakeExceptionFilter registe
 
   it('is not needed for the pipe, whose 400 passes through unchanged', async () => {
     const response = await request(server).get('/items/abc').expect(400);
-    expect(response.body).toMatchObject({ statusCode: 400, error: 'InvalidSnowflakeError' });
+    expect(response.body).toMatchObject({ statusCode: 400, error: 'Bad Request', type: 'InvalidSnowflakeError' });
     expect((response.body as { message: string }).message).toMatch(/^id: /);
   });
 });

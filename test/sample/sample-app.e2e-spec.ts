@@ -95,7 +95,7 @@ function sampleSuite(database: () => string): void {
 
     await http(app).get(`/users/${ids.next()}`).expect(404);
     const malformed = await http(app).get('/users/12ab').expect(400);
-    expect(malformed.body).toMatchObject({ statusCode: 400, error: 'InvalidSnowflakeError' });
+    expect(malformed.body).toMatchObject({ statusCode: 400, error: 'Bad Request', type: 'InvalidSnowflakeError' });
     await http(app).post('/users').send({ email: '', name: 'x' }).expect(400);
   });
 
@@ -124,7 +124,7 @@ function sampleSuite(database: () => string): void {
       const response = await http(app)
         .get(`/ids/${encodeURIComponent(bad)}`)
         .expect(400);
-      expect(response.body).toMatchObject({ statusCode: 400, error: 'InvalidSnowflakeError' });
+      expect(response.body).toMatchObject({ statusCode: 400, error: 'Bad Request', type: 'InvalidSnowflakeError' });
       expect((response.body as { message: string }).message).toContain('Invalid snowflake ID');
     }
   });
