@@ -26,7 +26,7 @@ export {
   type TimeUnitMs,
 } from './core/layout.js';
 export type { IssuePermit } from './core/permit.js';
-export { ParseSnowflakeIdPipe } from './http/parse-snowflake-id.pipe.js';
+export { ParseSnowflakeIdPipe, type ParseSnowflakeIdPipeOptions } from './http/parse-snowflake-id.pipe.js';
 export { SnowflakeExceptionFilter } from './http/snowflake-exception.filter.js';
 export { bigintsToStrings, snowflakeJsonReplacer } from './json/bigint-json.js';
 export { BigIntSerializerInterceptor } from './json/bigint-serializer.interceptor.js';

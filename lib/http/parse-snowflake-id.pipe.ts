@@ -1,28 +1,74 @@
-import { BadRequestException, Injectable, type ArgumentMetadata, type PipeTransform } from '@nestjs/common';
+import { HttpStatus, Injectable, Optional, type ArgumentMetadata, type PipeTransform } from '@nestjs/common';
+import { HttpErrorByCode, type ErrorHttpStatusCode } from '@nestjs/common/utils/http-error-by-code.util.js';
 import { InvalidSnowflakeError } from '../core/errors.js';
 import { IdService } from '../module/id.service.js';
 
 /**
+ * Options of {@link ParseSnowflakeIdPipe}, those of Nest's `ParseIntPipe`.
+ *
+ * @publicApi
+ */
+export interface ParseSnowflakeIdPipeOptions {
+  /** Let an absent value (`undefined` or `null`) through as it is, for optional query values. @default false */
+  optional?: boolean;
+  /** The status of the answer to a malformed ID. @default 400 */
+  errorHttpStatusCode?: ErrorHttpStatusCode;
+  /** Builds the exception thrown for a malformed ID from the message (which names the parameter and the reason). */
+  exceptionFactory?: (error: string) => unknown;
+}
+
+/**
  * Parses a route parameter, query value or body field into an ID (a bigint) of the app's layout:
- * `@Param('id', ParseSnowflakeIdPipe) id: bigint`. Malformed input (not digits, negative, wider than the layout)
- * answers 400 with the reason, like Nest's `ParseIntPipe`, instead of reaching the handler or failing with a 500.
+ * `@Param('id', ParseSnowflakeIdPipe) id: bigint`, or with options
+ * `@Query('after', new ParseSnowflakeIdPipe({ optional: true })) after?: bigint`. Malformed input (not digits,
+ * negative, wider than the layout) answers 400 with the reason, like Nest's `ParseIntPipe`, instead of reaching the
+ * handler or failing with a 500. As a class it gets `IdService` from the module; as an instance (`new …`) it reads
+ * the layout from the app's `IdService` when it first runs.
  *
  * @publicApi
  */
 @Injectable()
-export class ParseSnowflakeIdPipe implements PipeTransform<unknown, bigint> {
-  constructor(private readonly ids: IdService) {}
+export class ParseSnowflakeIdPipe implements PipeTransform<unknown, bigint | null | undefined> {
+  private readonly options: ParseSnowflakeIdPipeOptions;
+  private ids: IdService | undefined;
 
-  transform(value: unknown, metadata: ArgumentMetadata): bigint {
+  constructor(@Optional() idsOrOptions?: IdService | ParseSnowflakeIdPipeOptions) {
+    if (idsOrOptions instanceof IdService) {
+      this.ids = idsOrOptions;
+      this.options = {};
+    } else {
+      this.options = idsOrOptions ?? {};
+    }
+  }
+
+  transform(value: unknown, metadata: ArgumentMetadata): bigint | null | undefined {
+    if ((value === undefined || value === null) && this.options.optional === true) return value;
     try {
-      return this.ids.decode(value as bigint | string | number).id;
+      return this.service().decode(value as bigint | string | number).id;
     } catch (error) {
       if (!(error instanceof InvalidSnowflakeError)) throw error;
       const message = metadata.data ? `${metadata.data}: ${error.message}` : error.message;
-      throw new BadRequestException(
-        { statusCode: 400, error: 'Bad Request', message, type: error.name },
+      if (this.options.exceptionFactory !== undefined) throw this.options.exceptionFactory(message);
+      const status = this.options.errorHttpStatusCode ?? HttpStatus.BAD_REQUEST;
+      const Exception = HttpErrorByCode[status];
+      throw new Exception(
+        { statusCode: status, error: httpPhrase(status), message, type: error.name },
         { cause: error },
       );
     }
   }
+
+  private service(): IdService {
+    this.ids ??= IdService.current();
+    return this.ids;
+  }
+}
+
+function httpPhrase(status: number): string {
+  const name = HttpStatus[status] ?? 'Bad Request';
+  return name
+    .toLowerCase()
+    .split('_')
+    .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
+    .join(' ');
 }

@@ -1,4 +1,5 @@
 import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { SnowflakeConfigError } from '../core/errors.js';
 import { SnowflakeCodec, type ComposeInput, type SnowflakeParts } from '../core/codec.js';
 import { SnowflakeGenerator, assertBatchCount, type GeneratorStats } from '../core/generator.js';
 import type { Layout } from '../core/layout.js';
@@ -63,11 +64,36 @@ export class IdService implements OnModuleInit, OnApplicationShutdown {
   /** Claims the worker ID (with a lease) before the app serves. */
   async onModuleInit(): Promise<void> {
     await this.binding.start();
+    RUNNING.add(this);
   }
 
   /** Releases the worker ID, recording the last issued timestamp, once the app has stopped serving. */
   async onApplicationShutdown(): Promise<void> {
+    RUNNING.delete(this);
     await this.binding.stop();
+  }
+
+  /**
+   * The service of the app running in this process, for what cannot be injected (a pipe built with `new`).
+   * @throws SnowflakeConfigError when none runs, or several with different layouts do
+   */
+  static current(): IdService {
+    const [first, ...others] = RUNNING;
+    if (first === undefined) {
+      throw new SnowflakeConfigError(
+        'SnowflakeModule',
+        'no IdService has started in this process: import SnowflakeModule.forRoot() in the app (the ID pipe and ' +
+          'other helpers read the layout from it).',
+      );
+    }
+    if (others.some((other) => other.layout !== first.layout && !sameLayout(other.layout, first.layout))) {
+      throw new SnowflakeConfigError(
+        'SnowflakeModule',
+        'several IdServices with different layouts run in this process: use the class form of the pipe ' +
+          "(`@Param('id', ParseSnowflakeIdPipe)`), which gets the IdService of its module.",
+      );
+    }
+    return first;
   }
 
   /** The current worker ID. */
@@ -199,6 +225,16 @@ export class IdService implements OnModuleInit, OnApplicationShutdown {
 function bindByHand(options: SnowflakeModuleOptions): WorkerBinding {
   const settings = resolveSettings(options);
   return createBinding(settings, createGenerator(settings), createWorkerSource(settings));
+}
+
+/** The services started in this process and not shut down, in start order. */
+const RUNNING = new Set<IdService>();
+
+function sameLayout(a: Layout, b: Layout): boolean {
+  return (
+    JSON.stringify(a, (_key, value: unknown) => (typeof value === 'bigint' ? String(value) : value)) ===
+    JSON.stringify(b, (_key, value: unknown) => (typeof value === 'bigint' ? String(value) : value))
+  );
 }
 
 function isIncreasing(ids: readonly bigint[]): boolean {
