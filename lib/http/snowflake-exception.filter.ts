@@ -1,5 +1,6 @@
 import { Catch, HttpException, HttpStatus, Logger, type ArgumentsHost } from '@nestjs/common';
 import { BaseExceptionFilter } from '@nestjs/core';
+import { OutageLog } from './outage-log.js';
 import { InvalidSnowflakeError, SnowflakeError, TransientSnowflakeError } from '../core/errors.js';
 
 /**
@@ -7,7 +8,8 @@ import { InvalidSnowflakeError, SnowflakeError, TransientSnowflakeError } from '
  * - `InvalidSnowflakeError` (a malformed ID) is the client's mistake: 400 with the reason.
  * - An ID that cannot be issued right now (a `TransientSnowflakeError`) is a temporary outage: 503 with `Retry-After`, which load balancers and
  *   clients retry. The body (Nest's shape, the error class in `type`) names the class but not its message, which speaks of the deployment (Redis
- *   addresses, options); the message goes to the log as a warning.
+ *   addresses, options); the message goes to the log as a warning, once per kind of outage, then as counts every 10 s
+ *   while the outage lasts.
  * - Any other `SnowflakeError` (a misconfiguration, a driver that rounds IDs) goes to Nest's own handling: 500
  *   "Internal server error", logged.
  *
@@ -22,7 +24,7 @@ export class SnowflakeExceptionFilter extends BaseExceptionFilter<SnowflakeError
   /** Seconds a client should wait before retrying after a 503. */
   static readonly retryAfterSeconds = 1;
 
-  private readonly logger = new Logger('Snowflake');
+  private readonly outages = new OutageLog(new Logger('Snowflake'));
 
   override catch(error: SnowflakeError, host: ArgumentsHost): void {
     if (error instanceof InvalidSnowflakeError) {
@@ -36,7 +38,7 @@ export class SnowflakeExceptionFilter extends BaseExceptionFilter<SnowflakeError
     }
     if (!(error instanceof TransientSnowflakeError)) return super.catch(error, host);
 
-    this.logger.warn(`Answered 503: ${error.name}: ${error.message}`);
+    this.outages.record(error);
     const adapter = this.applicationRef ?? this.httpAdapterHost?.httpAdapter;
     const response: unknown = host.getArgByIndex(1);
     // Once a handler has started the response, headers can no longer be set; super.catch() then ends it.

@@ -187,11 +187,12 @@ describe.each(['provider', 'global'] as const)('SnowflakeExceptionFilter registe
     expect(warnings).toEqual([expect.stringContaining(`Answered 503: ${name}: `)]);
   });
 
-  it('keeps Redis addresses and option names out of the 503 body', async () => {
+  it('keeps Redis addresses and option names out of the 503 body, and logs a kind of outage once', async () => {
     warnings.length = 0;
     const response = await request(server).get('/items/throws/redis').expect(503);
     expect(response.text).not.toContain('10.1.2.3');
-    expect(warnings.join('\n')).toContain('10.1.2.3:6379');
+    // The RedisUnavailableError case above logged this kind with its address; a second 503 of it adds no line.
+    expect(warnings).toEqual([]);
   });
 
   it('ends a response the handler already started instead of failing on its headers', async () => {
