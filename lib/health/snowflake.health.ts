@@ -10,9 +10,8 @@ import { IdService, type SnowflakeStatus } from '../module/id.service.js';
  */
 export interface SnowflakeHealthOptions {
   /**
-   * Down once this many lease renewals in a row have failed. With the default renew interval (ttl / 4) and fence
-   * margin (ttl / 5), two failures leave about 30 % of the TTL before the holder fences: time for a load balancer to
-   * drain the instance before it starts refusing IDs.
+   * With the fence near (see `minFenceInMs`), how many failed renewals in a row make the reason `renewals-failing`
+   * rather than `lease-lapsing`. Failed renewals alone, while the fence is far, keep the indicator up: IDs still flow.
    * @default 2
    */
   maxRenewalFailures?: number;
@@ -149,14 +148,17 @@ function downReason(
   if (!status.ready || status.workerId === null) {
     return { reason: 'no-worker-id', message: 'No worker ID is held: IDs cannot be issued.' };
   }
-  // Failing renewals first when both apply: they say why the fence is near.
-  if (lease !== undefined && lease.renewalFailures >= maxRenewalFailures) {
-    return {
-      reason: 'renewals-failing',
-      message: `${lease.renewalFailures} lease renewals failed in a row (the limit is ${maxRenewalFailures}).${lastError(status)}`,
-    };
-  }
+  // Down means "this instance cannot issue IDs (soon)": failed renewals alone are a blip the lease rides out (they
+  // show in the details); they make the indicator go down only once the fence is near, and then they say why.
   if (lease !== undefined && (lease.fenceInMs === null || lease.fenceInMs <= minFenceInMs)) {
+    if (lease.renewalFailures >= maxRenewalFailures && lease.fenceInMs !== null && lease.fenceInMs > 0) {
+      return {
+        reason: 'renewals-failing',
+        message:
+          `${lease.renewalFailures} lease renewals failed in a row, and the lease fences itself in ` +
+          `${lease.fenceInMs} ms unless one succeeds.${lastError(status)}`,
+      };
+    }
     return {
       reason: 'lease-lapsing',
       message:

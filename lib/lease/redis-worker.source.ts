@@ -202,8 +202,13 @@ export class RedisWorkerSource implements WorkerIdSource {
         );
       }
       const failures = this.renewalBackoff.failuresInARow;
-      if (failures > 0 || wasFenced) {
+      if (failures > 0) {
         this.context!.logger.log(`Lease on worker ID ${lease.workerId} renewed again after ${failures} failures`);
+      } else if (wasFenced) {
+        this.context!.logger.log(
+          `Lease on worker ID ${lease.workerId} renewed after its fence time passed with no renewal failing (the ` +
+            'event loop or the process stood still); IDs are issued again',
+        );
       }
       this.renewalBackoff.reset();
       this.lastRenewalAt = this.clocks.now();

@@ -203,14 +203,17 @@ describe('SnowflakeHealthIndicator thresholds on lease states', () => {
     expect(indicator.isHealthy('s', { idService: soon, minFenceInMs: 3000 }).s.status).toBe('down');
   });
 
-  it('is down when renewals keep failing past the threshold (2 by default)', () => {
-    const once = serviceWith({ renewalFailures: 1, lastError: 'timeout' });
-    expect(indicator.isHealthy('s', { idService: once }).s.status).toBe('up');
-    const twice = serviceWith({ renewalFailures: 2, lastError: 'timeout' });
-    const result = indicator.isHealthy('s', { idService: twice });
+  it('stays up through failed renewals the lease rides out, and is down once they bring the fence near', () => {
+    const blip = serviceWith({ renewalFailures: 3, lastError: 'timeout', fenceInMs: 6000 });
+    const riding = indicator.isHealthy('s', { idService: blip });
+    expect(riding.s).toMatchObject({ status: 'up', renewalFailures: 3 });
+    const near = serviceWith({ renewalFailures: 2, lastError: 'timeout', fenceInMs: 2400 });
+    const result = indicator.isHealthy('s', { idService: near });
     expect(result.s).toMatchObject({ status: 'down', reason: 'renewals-failing', renewalFailures: 2 });
+    expect(result.s.message).toContain('fences itself in 2400 ms');
     expect(result.s.message).toContain('timeout');
-    expect(indicator.isHealthy('s', { idService: twice, maxRenewalFailures: 3 }).s.status).toBe('up');
+    const once = serviceWith({ renewalFailures: 1, lastError: 'timeout', fenceInMs: 2400 });
+    expect(indicator.isHealthy('s', { idService: once }).s).toMatchObject({ status: 'down', reason: 'lease-lapsing' });
   });
 
   it('is down while the clock stands behind the previous holder’s ceiling', () => {
