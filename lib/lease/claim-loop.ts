@@ -3,6 +3,7 @@ import type { Clocks } from '../core/clock.js';
 import { WorkerUnavailableError } from '../core/errors.js';
 import type { Layout } from '../core/layout.js';
 import type { Sleeper } from './async-tools.js';
+import { LeaseConnectionError } from './lease.client.js';
 import {
   ClockOutOfSyncError,
   LeaseConfigMismatchError,
@@ -57,7 +58,15 @@ export async function claimLease(host: ClaimHost, excluded: readonly number[], a
       round = await host.rounds.claim(skip);
     } catch (error) {
       const text = message(error);
-      await fail(text, () => new RedisUnavailableError(settings.namespace, backoff.failuresInARow, text));
+      const advice = error instanceof LeaseConnectionError ? error.advice : undefined;
+      const final = () => new RedisUnavailableError(settings.namespace, backoff.failuresInARow, text, advice);
+      // Wrong credentials, an unknown host or a missing permission do not pass by retrying.
+      if (error instanceof LeaseConnectionError && !error.transient) {
+        host.failed(text);
+        backoff.next();
+        throw final();
+      }
+      await fail(text, final);
       continue;
     }
     const { reply } = round;

@@ -2,6 +2,7 @@ import { SnowflakeConfigError } from '../core/errors.js';
 import { CLAIM_SCRIPT, NOTE_SCRIPT, RELEASE_SCRIPT, RENEW_SCRIPT } from './lease.scripts.js';
 import type { RedisClientLike } from './lease.options.js';
 import type { LeaseSettings } from './lease.settings.js';
+import { redactUrl, redisCause } from './redis-cause.js';
 
 /** The scripts' command names on the client (ioredis `defineCommand`: EVALSHA with a fallback to EVAL). */
 const COMMANDS = {
@@ -18,19 +19,29 @@ export type ScriptName = keyof typeof COMMANDS;
  * it created it.
  */
 export class LeaseClient {
+  /** The last connection error the client reported, for the causes of later failures. */
+  private lastError: unknown;
+
   private constructor(
     private readonly client: RedisClientLike,
     private readonly owned: boolean,
     private readonly timeoutMs: number,
+    /** Where the client connects, for messages: host and port, or the URL without its password. */
+    readonly address: string,
   ) {
     for (const { name, numberOfKeys, lua } of Object.values(COMMANDS)) {
       client.defineCommand(name, { numberOfKeys, lua });
     }
+    client.on('error', (error: unknown) => {
+      this.lastError = error;
+    });
   }
 
   /** Uses the given client, or creates one from the URL (loading ioredis only then). */
   static async create(settings: LeaseSettings): Promise<LeaseClient> {
-    if (settings.client !== undefined) return new LeaseClient(settings.client, false, settings.connectTimeoutMs);
+    if (settings.client !== undefined) {
+      return new LeaseClient(settings.client, false, settings.connectTimeoutMs, addressOf(settings.client));
+    }
     const { Redis } = await loadIoredis();
     const client = new Redis(settings.url!, {
       connectTimeout: settings.connectTimeoutMs,
@@ -41,9 +52,9 @@ export class LeaseClient {
       // pause, and the fence comes after (ttl - margin), a few seconds with the defaults.
       retryStrategy: (times: number) => Math.min(times * 50, settings.renewIntervalMs / 2, 1000),
     });
-    // Connection errors surface as failed commands; without a listener ioredis would log each one.
+    // Connection errors surface as failed commands, with their cause; without a listener ioredis would log each one.
     client.on('error', () => undefined);
-    return new LeaseClient(client, true, settings.connectTimeoutMs);
+    return new LeaseClient(client, true, settings.connectTimeoutMs, redactUrl(settings.url!));
   }
 
   /** Resolves once connected, or after `timeoutMs` (the next command then reports the failure). */
@@ -56,10 +67,16 @@ export class LeaseClient {
     await new Promise<void>((resolve) => {
       const client = this.client;
       const timer = setTimeout(done, timeoutMs);
+      // Wrong credentials or an unknown host do not pass by waiting: the first command reports them at once.
+      const onError = (error: unknown) => {
+        if (!redisCause(error).transient) done();
+      };
       client.once('ready', done);
+      client.on('error', onError);
       function done(): void {
         clearTimeout(timer);
         client.removeListener?.('ready', done);
+        client.removeListener?.('error', onError);
         resolve();
       }
     });
@@ -70,14 +87,18 @@ export class LeaseClient {
    * (the default of a client the app passes in) would otherwise run a timed-out claim when Redis returns, taking an
    * ID for a TTL under a token nobody holds.
    */
-  run(script: ScriptName, keys: string[], args: (string | number)[]): Promise<unknown[]> {
+  async run(script: ScriptName, keys: string[], args: (string | number)[]): Promise<unknown[]> {
     if (this.client.status !== 'ready') {
-      return Promise.reject(new Error(`not connected to Redis (connection ${this.client.status})`));
+      throw new LeaseConnectionError(this.address, `not connected (connection ${this.client.status})`, this.lastError);
     }
     const command = (this.client as unknown as Record<string, (...a: (string | number)[]) => Promise<unknown[]>>)[
       COMMANDS[script].name
     ];
-    return withTimeout(command.call(this.client, ...keys, ...args), this.timeoutMs, `Redis ${script}`);
+    try {
+      return await withTimeout(command.call(this.client, ...keys, ...args), this.timeoutMs, `Redis ${script}`);
+    } catch (error) {
+      throw new LeaseConnectionError(this.address, `${script} failed`, error);
+    }
   }
 
   /** `WAIT replicas timeout`: how many replicas acknowledged the writes so far. */
@@ -107,6 +128,35 @@ export class LeaseClient {
       this.client.disconnect();
     }
   }
+}
+
+/**
+ * A lease call that could not reach Redis or was refused by it, with the cause, the address and advice; `transient`
+ * says whether retrying may help.
+ */
+export class LeaseConnectionError extends Error {
+  readonly code: string;
+  readonly transient: boolean;
+  readonly advice: string;
+
+  constructor(address: string, what: string, cause: unknown) {
+    const found = redisCause(cause);
+    const detail = cause === undefined ? '' : `: ${cause instanceof Error ? cause.message : JSON.stringify(cause)}`;
+    super(`Redis at ${address}: ${what}${detail}`, { cause });
+    this.code = found.code;
+    this.transient = cause === undefined || found.transient;
+    this.advice = found.advice;
+  }
+}
+
+/** Where an app's own client connects: host and port from its options, never its password. */
+function addressOf(client: RedisClientLike): string {
+  const options = (client as { options?: { host?: unknown; port?: unknown; sentinels?: unknown } }).options;
+  if (options?.sentinels !== undefined) return 'the Sentinel-managed primary of the client passed in';
+  if (typeof options?.host === 'string') {
+    return `${options.host}:${typeof options.port === 'number' ? options.port : 6379}`;
+  }
+  return 'the client passed in (redis.client)';
 }
 
 /** ioredis is an optional peer: only `redis.url` needs it, and its absence is a set-up step to name, not a crash. */

@@ -60,10 +60,12 @@ export class RedisUnavailableError extends TransientSnowflakeError {
     readonly namespace: string,
     readonly attempts: number,
     readonly lastError: string,
+    /** What to do, fitted to the cause (a wrong password, an unknown host, a closed port). */
+    advice?: string,
   ) {
     super(
-      `Could not claim a worker ID in namespace "${namespace}" after ${attempts} attempts: ${lastError}. ` +
-        'Check that Redis is reachable at the configured URL, or raise `redis.bootstrapAttempts` / `redis.connectTimeoutMs`.',
+      `Could not claim a worker ID in namespace "${namespace}" after ${attempts} attempt${attempts === 1 ? '' : 's'}: ` +
+        `${lastError}. ${advice === undefined ? 'Check that Redis is reachable at the configured URL, or raise `redis.bootstrapAttempts` / `redis.connectTimeoutMs`.' : `To fix: ${advice}.`}`,
     );
   }
 }

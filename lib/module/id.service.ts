@@ -61,7 +61,7 @@ export class IdService implements OnModuleInit, OnApplicationShutdown {
     this.codec = new SnowflakeCodec(this.layout);
   }
 
-  /** Claims the worker ID (with a lease) before the app serves. */
+  /** Claims the worker ID (with a lease) before the app serves: the module has done it already; by hand, here. */
   async onModuleInit(): Promise<void> {
     await this.binding.start();
     RUNNING.add(this);

@@ -56,7 +56,14 @@ export const SNOWFLAKE_PROVIDERS: Provider[] = [
   { provide: SNOWFLAKE_WORKER_SOURCE, useFactory: createWorkerSource, inject: [SNOWFLAKE_SETTINGS] },
   {
     provide: SNOWFLAKE_BINDING,
-    useFactory: createBinding,
+    // The worker ID is claimed while the module is built, before any module initialises: a Redis that cannot be
+    // reached, a full namespace or a clock out of sync then fail the bootstrap the way an invalid option does,
+    // through Nest's exception handler, instead of as a rejection of app.listen().
+    useFactory: async (settings: SnowflakeSettings, generator: SnowflakeGenerator, source: WorkerIdSource) => {
+      const binding = createBinding(settings, generator, source);
+      await binding.start();
+      return binding;
+    },
     inject: [SNOWFLAKE_SETTINGS, SNOWFLAKE_GENERATOR, SNOWFLAKE_WORKER_SOURCE],
   },
 ];

@@ -19,6 +19,7 @@ export class WorkerBinding implements WorkerSourceContext {
   /** Frees a non-leased worker ID for the process. */
   private unreserve: (() => void) | undefined;
   private reserved: string | undefined;
+  private started: Promise<void> | undefined;
 
   constructor(
     readonly generator: SnowflakeGenerator,
@@ -49,8 +50,10 @@ export class WorkerBinding implements WorkerSourceContext {
   }
 
   /** Starts the source and applies its first assignment. */
-  async start(): Promise<void> {
-    this.apply(await this.source.start(this));
+  /** Starts the source and applies its first assignment; once, however often it is called. */
+  start(): Promise<void> {
+    this.started ??= this.source.start(this).then((assignment) => this.apply(assignment));
+    return this.started;
   }
 
   /** Stops issuing, then gives the worker ID back with the last issued timestamp. */

@@ -133,7 +133,8 @@ function accepts(port: number): Promise<boolean> {
     });
     socket.once('data', (data) => {
       socket.destroy();
-      resolve(data.toString().startsWith('+PONG'));
+      // A server with a password answers NOAUTH: it is up all the same.
+      resolve(/^(\+PONG|-NOAUTH)/.test(data.toString()));
     });
     socket.once('error', () => resolve(false));
   });
