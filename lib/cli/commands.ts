@@ -1,0 +1,113 @@
+import { SnowflakeCodec } from '../core/codec.js';
+import { InvalidSnowflakeError } from '../core/errors.js';
+import type { Layout } from '../core/layout.js';
+import { leaseKeys } from '../lease/lease.keys.js';
+import { redactUrl } from '../lease/redis-cause.js';
+import { UsageError, dateOf, type CliArgs } from './cli-args.js';
+import { json, table } from './cli-output.js';
+
+/** What a command prints, and whether it failed (exit code 1). */
+export interface CommandResult {
+  output: string;
+  failed?: boolean;
+}
+
+export function decode(args: CliArgs): CommandResult {
+  if (args.positionals.length === 0) throw new UsageError('decode: give one or more IDs');
+  const codec = new SnowflakeCodec(args.layout);
+  let failed = false;
+  const rows = args.positionals.map((input) => {
+    try {
+      const parts = codec.decode(input);
+      return {
+        id: parts.id.toString(),
+        time: parts.date.toISOString(),
+        datacenterId: parts.datacenterId,
+        workerId: parts.workerId,
+        sequence: parts.sequence,
+      };
+    } catch (error) {
+      if (!(error instanceof InvalidSnowflakeError)) throw error;
+      failed = true;
+      return { id: input, error: error.message };
+    }
+  });
+  return { output: args.json ? json(rows) : rows.map((row) => table([row])).join('\n\n'), failed };
+}
+
+export function range(args: CliArgs): CommandResult {
+  const codec = new SnowflakeCodec(args.layout);
+  const from = dateOf('--from', args.from);
+  const to = dateOf('--to', args.to);
+  if (to.getTime() < from.getTime()) throw new UsageError('range: --to lies before --from');
+  const bounds = { from: from.toISOString(), to: to.toISOString(), min: codec.minIdAt(from), max: codec.maxIdAt(to) };
+  if (args.json) return { output: json(bounds) };
+  return { output: `${table([bounds])}\n\nWHERE id BETWEEN ${bounds.min} AND ${bounds.max}` };
+}
+
+/** Who holds which worker ID of a namespace: read-only, from the keys the lease writes. */
+export async function leases(args: CliArgs): Promise<CommandResult> {
+  if (args.redis === undefined) throw new UsageError('leases: --redis <url> is required');
+  const { Redis } = await import('ioredis');
+  const redis = new Redis(args.redis, { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null });
+  let cause: Error | undefined;
+  redis.on('error', (error: Error) => (cause = error));
+  try {
+    await redis.connect().catch((error: Error) => {
+      throw new Error(`cannot reach Redis at ${redactUrl(args.redis!)}: ${(cause ?? error).message}`);
+    });
+    return await readLeases(redis, args);
+  } finally {
+    redis.disconnect();
+  }
+}
+
+async function readLeases(redis: import('ioredis').Redis, args: CliArgs): Promise<CommandResult> {
+  const keys = leaseKeys({ namespace: args.namespace, allocateDatacenter: false }, args.datacenter);
+  const [seconds, micros] = await redis.time();
+  const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+  const meta = await redis.hgetall(keys.meta);
+  const expiries = await redis.zrange(keys.expiry, '0', '-1', 'WITHSCORES');
+  const rows = [];
+  for (let i = 0; i < expiries.length; i += 2) {
+    const id = Number(expiries[i]);
+    const expiry = Number(expiries[i + 1]);
+    const record = await redis.hgetall(`${keys.recordPrefix}${id}`);
+    const held = expiry > now;
+    rows.push({
+      workerId: id,
+      state: held ? 'held' : 'free',
+      host: held ? (record.host ?? '') : '',
+      pid: held ? (record.pid ?? '') : '',
+      expiresInMs: held ? expiry - now : null,
+      ceiling: ceilingOf(record),
+    });
+  }
+  rows.sort((a, b) => a.workerId - b.workerId);
+  const held = rows.filter((row) => row.state === 'held').length;
+  const capacity = capacityOf(args.layout);
+  const settlingInMs =
+    meta.created === undefined ? null : Math.max(0, Number(meta.created) + Number(meta.settleMs ?? 0) - now);
+  const summary = {
+    namespace: args.namespace,
+    datacenterId: args.datacenter,
+    exists: meta.marker !== undefined,
+    held,
+    free: capacity - held,
+    capacity,
+    settling: settlingInMs !== null && settlingInMs > 0,
+    settlingInMs,
+    configuration: meta.config ?? null,
+  };
+  if (args.json) return { output: json({ ...summary, leases: rows }) };
+  return { output: `${table([summary])}\n\n${table(rows)}` };
+}
+
+function ceilingOf(record: Record<string, string>): string {
+  const ceiling = Math.max(Number(record.ceiling ?? -1), Number(record.noted ?? -1));
+  return ceiling < 0 ? '' : new Date(ceiling).toISOString();
+}
+
+function capacityOf(layout: Layout): number {
+  return 2 ** layout.workerBits;
+}

@@ -1,0 +1,125 @@
+/**
+ * The command line, run as a user runs it: the built `dist/cli/main.js` in a child process.
+ */
+import { execFile } from 'node:child_process';
+import { hostname } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { SnowflakeCodec } from '../../lib/core/codec.js';
+import { resolveLayout } from '../../lib/core/layout.js';
+import { IdService } from '../../lib/module/id.service.js';
+import { RedisServer } from '../support/redis-server.js';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const cli = join(root, 'dist/cli/main.js');
+
+function run(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const { NODE_OPTIONS: _jestFlags, ...env } = process.env;
+  return new Promise((done) => {
+    execFile(process.execPath, [cli, ...args], { cwd: root, env, timeout: 30_000 }, (error, stdout, stderr) => {
+      done({ code: error === null ? 0 : ((error as { code?: number }).code ?? -1), stdout, stderr });
+    });
+  });
+}
+
+describe('npx nestjs-snowflake', () => {
+  const twitter = new SnowflakeCodec(resolveLayout('twitter'));
+
+  it('decodes IDs of a preset, as JSON and as a table', async () => {
+    const id = twitter.compose({ timestamp: Date.UTC(2026, 10, 23, 12), datacenterId: 3, workerId: 17, sequence: 42 });
+    const { code, stdout } = await run('decode', String(id), '--layout', 'twitter', '--json');
+    expect(code).toBe(0);
+    expect(JSON.parse(stdout)).toEqual([
+      { id: String(id), time: '2026-11-23T12:00:00.000Z', datacenterId: 3, workerId: 17, sequence: 42 },
+    ]);
+    const table = await run('decode', String(id), '--layout', 'twitter');
+    expect(table.stdout).toMatch(/workerId[\s\S]*17/);
+  });
+
+  it('takes a layout as JSON', async () => {
+    const layout = resolveLayout({ workerBits: 4, sequenceBits: 8 });
+    const id = new SnowflakeCodec(layout).compose({ timestamp: Date.UTC(2026, 5, 1), workerId: 9, sequence: 7 });
+    const { stdout } = await run('decode', String(id), '--layout', '{"workerBits":4,"sequenceBits":8}', '--json');
+    expect(JSON.parse(stdout)[0]).toMatchObject({ workerId: 9, sequence: 7 });
+  });
+
+  it('gives the bounds for WHERE id BETWEEN, those of the codec', async () => {
+    const from = '2026-11-23T00:00:00.000Z';
+    const to = '2026-11-24T00:00:00.000Z';
+    const { code, stdout } = await run('range', '--from', from, '--to', to, '--json', '--layout', 'twitter');
+    expect(code).toBe(0);
+    expect(JSON.parse(stdout)).toEqual({
+      from,
+      to,
+      min: String(twitter.minIdAt(new Date(from))),
+      max: String(twitter.maxIdAt(new Date(to))),
+    });
+  });
+
+  it('fails a malformed ID with exit code 1 and the reason, a usage mistake with 2 and the usage', async () => {
+    const malformed = await run('decode', '12ab', '--json');
+    expect(malformed.code).toBe(1);
+    expect(JSON.parse(malformed.stdout)[0].error).toMatch(/Invalid snowflake ID "12ab"/);
+    const unknown = await run('explode');
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('unknown command "explode"');
+    expect(unknown.stderr).toContain('Usage: nestjs-snowflake');
+    const badDate = await run('range', '--from', 'yesterday-ish', '--to', '2026-01-01');
+    expect(badDate.code).toBe(2);
+    expect(badDate.stderr).toContain('--from: not a date');
+    expect((await run('--help')).code).toBe(0);
+  });
+
+  describe('leases', () => {
+    let server: RedisServer;
+    const services: IdService[] = [];
+
+    beforeAll(async () => {
+      server = await RedisServer.start();
+      for (let i = 0; i < 2; i++) {
+        const ids = new IdService({ layout: { workerBits: 3 }, redis: { url: server.url, namespace: 'cli' } });
+        await ids.onModuleInit();
+        ids.next();
+        services.push(ids);
+      }
+    }, 30_000);
+    afterAll(async () => {
+      for (const ids of services) await ids.onApplicationShutdown();
+      await server.dispose();
+    });
+
+    it('lists who holds which worker ID, with held and free counts', async () => {
+      const { code, stdout } = await run(
+        'leases',
+        '--redis',
+        server.url,
+        '--namespace',
+        'cli',
+        '--layout',
+        '{"workerBits":3}',
+        '--json',
+      );
+      expect(code).toBe(0);
+      const report = JSON.parse(stdout) as {
+        held: number;
+        free: number;
+        capacity: number;
+        settling: boolean;
+        leases: { workerId: number; state: string; host: string; pid: string; expiresInMs: number }[];
+      };
+      expect(report).toMatchObject({ held: 2, free: 6, capacity: 8, exists: true });
+      const held = report.leases.filter((lease) => lease.state === 'held');
+      expect(held.map((lease) => lease.workerId).sort()).toEqual(services.map((s) => s.workerId).sort());
+      for (const lease of held) {
+        expect(lease).toMatchObject({ host: hostname(), pid: String(process.pid) });
+        expect(lease.expiresInMs).toBeGreaterThan(0);
+      }
+    });
+
+    it('fails with exit code 1 when Redis cannot be reached', async () => {
+      const { code, stderr } = await run('leases', '--redis', 'redis://127.0.0.1:1');
+      expect(code).toBe(1);
+      expect(stderr).toContain('ECONNREFUSED');
+    });
+  });
+});
