@@ -19,5 +19,5 @@ export function json(value: unknown): string {
 function text(value: unknown): string {
   if (value === null || value === undefined) return '';
   if (value instanceof Date) return value.toISOString();
-  return String(value);
+  return typeof value === 'object' ? JSON.stringify(value) : String(value as string | number | boolean | bigint);
 }
