@@ -19,5 +19,7 @@ export function json(value: unknown): string {
 function text(value: unknown): string {
   if (value === null || value === undefined) return '';
   if (value instanceof Date) return value.toISOString();
-  return typeof value === 'object' ? JSON.stringify(value) : String(value as string | number | boolean | bigint);
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') return value.toString();
+  return json(value);
 }
