@@ -28,11 +28,12 @@ describe('the five ways to a duplicate, each closed', () => {
     class FeatureModule {}
 
     it('refuses a second generator on the same static worker ID at bootstrap, saying to import the module once', async () => {
-      const module = await Test.createTestingModule({
+      // The worker ID is taken while the module is built: the second registration fails compile().
+      const error = await Test.createTestingModule({
         imports: [SnowflakeModule.forRoot({ workerId: 7 }), FeatureModule],
-      }).compile();
-      modules.push(module);
-      const error = await module.init().catch((e: unknown) => e);
+      })
+        .compile()
+        .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(WorkerIdInUseError);
       expect((error as Error).message).toMatch(/Worker ID 7 \(datacenter 0\) is already used/);
       expect((error as Error).message).toContain('isGlobal: true');

@@ -217,7 +217,8 @@ describe('Redis replication: waitForReplicas and a Sentinel failover (real redis
     expect(await onReplica.hget(`snowflake:{acked:dc0}:w:${ids.workerId}`, 'token')).toMatch(/^[0-9a-f-]{36}$/);
 
     await replica.stop();
-    const unacked = await Test.createTestingModule({
+    // The claim runs while the module is built: its failure rejects compile(), as an invalid option would.
+    const error = await Test.createTestingModule({
       imports: [
         SnowflakeModule.forRoot({
           layout: LAYOUT,
@@ -232,11 +233,11 @@ describe('Redis replication: waitForReplicas and a Sentinel failover (real redis
           },
         }),
       ],
-    }).compile();
-    const error = await unacked.init().catch((e: unknown) => e);
+    })
+      .compile()
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RedisUnavailableError);
     expect((error as Error).message).toMatch(/replicas acknowledged/);
-    await unacked.close();
     // The holder's renewals are no longer acknowledged either: it fences itself instead of trusting them.
     await sleep(TTL);
     expect(() => ids.next()).toThrow(expect.objectContaining({ reason: 'fenced' }));

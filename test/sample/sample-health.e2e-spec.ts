@@ -85,10 +85,14 @@ describe('sample app /health while its Redis goes away and comes back', () => {
     const refused = await http(app).get('/ids/next').expect(503);
     expect(Date.now() - started).toBeLessThan(1000);
     expect(refused.headers['retry-after']).toBe('1');
-    expect(refused.body).toMatchObject({ statusCode: 503, error: 'WorkerUnavailableError' });
+    expect(refused.body).toMatchObject({
+      statusCode: 503,
+      error: 'Service Unavailable',
+      type: 'WorkerUnavailableError',
+    });
     // The @GeneratedId() subscriber meets the same typed error: the insert fails with 503 rather than a bad ID.
     const insert = await http(app).post('/users').send({ email: 'late@example.com', name: 'Late' }).expect(503);
-    expect(insert.body).toMatchObject({ error: 'WorkerUnavailableError' });
+    expect(insert.body).toMatchObject({ type: 'WorkerUnavailableError' });
 
     await redis.restart();
     const up = await pollHealth(app, (status) => status === 200, 4 * TTL_MS + 3000);
