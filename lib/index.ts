@@ -14,6 +14,7 @@ export {
   WorkerUnavailableError,
   type WorkerUnavailableReason,
 } from './core/errors.js';
+export type { SnowflakeIdForm } from './core/id-form.js';
 export { SnowflakeGenerator, type GeneratorOptions, type GeneratorStats } from './core/generator.js';
 export {
   DEFAULT_EPOCH,
