@@ -28,6 +28,7 @@ export {
 } from './core/layout.js';
 export type { IssuePermit } from './core/permit.js';
 export { ParseSnowflakeIdPipe, type ParseSnowflakeIdPipeOptions } from './http/parse-snowflake-id.pipe.js';
+export { SnowflakeIdParam, SnowflakeIdQuery } from './http/snowflake-id.decorators.js';
 export { SnowflakeExceptionFilter } from './http/snowflake-exception.filter.js';
 export { bigintsToStrings, snowflakeJsonReplacer } from './json/bigint-json.js';
 export { BigIntSerializerInterceptor } from './json/bigint-serializer.interceptor.js';
