@@ -173,7 +173,9 @@ describe.each(cases)('scalar Snowflake, schema first, on %s, registered by %s', 
       const inline = await gql(`{ item(id: "${text(a)}") { id argumentType owner { id } } }`);
       expect(inline).toEqual({ data: { item: { id: text(a), argumentType: 'bigint', owner: { id: text(ownerId) } } } });
       expect(received.at(-1)).toBe(a);
-      const variables = await gql('query($ids: [Snowflake!]!) { items(ids: $ids) { id } }', { ids: [text(a), text(b)] });
+      const variables = await gql('query($ids: [Snowflake!]!) { items(ids: $ids) { id } }', {
+        ids: [text(a), text(b)],
+      });
       expect(variables).toEqual({ data: { items: [{ id: text(a) }, { id: text(b) }] } });
       expect(received.slice(-2)).toEqual([a, b]);
     });
@@ -210,7 +212,7 @@ describe.each(cases)('scalar Snowflake, schema first, on %s, registered by %s', 
   });
 });
 
-describe('formatSnowflakeGraphQLError as Apollo\'s formatError, with no exception filter', () => {
+describe("formatSnowflakeGraphQLError as Apollo's formatError, with no exception filter", () => {
   let app: INestApplication;
   let url: string;
 

@@ -63,16 +63,23 @@ describe('createSnowflakeScalar: the conversions', () => {
   it.each([
     ['letters', () => scalar.parseValue('12ab'), 'digits only'],
     ['a negative literal', () => scalar.parseLiteral(literal('-3')), 'IDs are never negative'],
-    ['a float literal', () => scalar.parseLiteral(literal('1.5')), 'expected a decimal string or a safe integer, got float value'],
+    [
+      'a float literal',
+      () => scalar.parseLiteral(literal('1.5')),
+      'expected a decimal string or a safe integer, got float value',
+    ],
     ['a list literal', () => scalar.parseLiteral(literal('["1"]')), 'got list'],
     ['null', () => scalar.parseValue(null), 'got null'],
     ['an integer literal beyond 2^53', () => scalar.parseLiteral(literal('1541815603606036480')), 'beyond 2^53'],
     ['an ID wider than the layout', () => scalar.parseValue((1n << 63n).toString()), "wider than the layout's 63 bits"],
-  ])('refuses %s with InvalidSnowflakeError, which graphql-js turns into a validation error', (_what, parse, reason) => {
-    const error = thrown(parse);
-    expect(error).toBeInstanceOf(InvalidSnowflakeError);
-    expect(error.message).toContain(reason);
-  });
+  ])(
+    'refuses %s with InvalidSnowflakeError, which graphql-js turns into a validation error',
+    (_what, parse, reason) => {
+      const error = thrown(parse);
+      expect(error).toBeInstanceOf(InvalidSnowflakeError);
+      expect(error.message).toContain(reason);
+    },
+  );
 
   it("checks against the layout it was given: js-safe's 53 bits", () => {
     const safe = createSnowflakeScalar(jsSafe);
@@ -133,7 +140,9 @@ describe('options', () => {
     @Module({ imports: [SnowflakeGraphQLModule] })
     class AppModule {}
     const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
-    await expect(moduleRef.init()).rejects.toThrow(/found no IdService in the application: import SnowflakeModule.forRoot\(\)/);
+    await expect(moduleRef.init()).rejects.toThrow(
+      /found no IdService in the application: import SnowflakeModule.forRoot\(\)/,
+    );
   });
 
   it('finds the layout of a SnowflakeModule that is not global', async () => {
