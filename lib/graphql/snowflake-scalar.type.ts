@@ -116,7 +116,10 @@ export class SnowflakeScalarCodec {
  *
  * @publicApi
  */
-export function createSnowflakeScalar(layout: Layout, options: SnowflakeScalarOptions = {}): GraphQLScalarType {
+export function createSnowflakeScalar(
+  layout: Layout,
+  options: SnowflakeScalarOptions = {},
+): GraphQLScalarType<bigint, string> {
   const { form } = checkScalarOptions(options, 'createSnowflakeScalar()');
   const codec = new SnowflakeScalarCodec(() => layout, form);
   return new GraphQLScalarType<bigint, string>({

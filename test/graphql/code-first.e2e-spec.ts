@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { ApolloDriver, type ApolloDriverConfig } from '@nestjs/apollo';
-import { Module, type INestApplication, type LoggerService } from '@nestjs/common';
+import { Controller, Get, Module, type INestApplication, type LoggerService } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import {
   Args,
@@ -123,6 +123,15 @@ class ItemResolver {
   }
 }
 
+/** A controller beside the resolvers: the same filter answers its errors over HTTP. */
+@Controller('ids')
+class IdsController {
+  @Get('fenced')
+  fenced(): never {
+    throw new WorkerUnavailableError('fenced', 'The lease lapsed; re-claiming.');
+  }
+}
+
 /** Records what Nest logs, to check what reaches the log and what clients see. */
 class RecordingLogger implements LoggerService {
   readonly warnings: string[] = [];
@@ -147,6 +156,7 @@ async function createApp(driver: DriverName, logger: LoggerService): Promise<INe
       : GraphQLModule.forRoot<MercuriusDriverConfig>({ driver: MercuriusDriver, autoSchemaFile: true });
   @Module({
     imports: [SnowflakeModule.forRoot({ workerId: 7 }), SnowflakeGraphQLModule, graphql],
+    controllers: [IdsController],
     providers: [ItemResolver, { provide: APP_FILTER, useClass: SnowflakeGraphQLExceptionFilter }],
   })
   class AppModule {}
@@ -296,13 +306,11 @@ describe.each<DriverName>(['apollo', 'mercurius'])('the Snowflake scalar, code f
     expect(response.errors![0].message).toContain('Snowflake');
     expect(response.errors![0].message).toContain(reason);
     expect(received.length).toBe(before);
+    expect(response.status).toBe(400);
     if (driver === 'apollo') {
-      expect(response.status).toBe(400);
       expect(response.errors![0].extensions?.code).toBe(
         variables === undefined ? 'GRAPHQL_VALIDATION_FAILED' : 'BAD_USER_INPUT',
       );
-    } else {
-      expect(response.status).toBe(400);
     }
   });
 
@@ -353,5 +361,16 @@ describe.each<DriverName>(['apollo', 'mercurius'])('the Snowflake scalar, code f
     ]);
     expect(response.text).not.toContain('maxSyncWaitMs');
     expect(logger.errors.some((line) => line.includes('BatchTooLargeError') || line.includes('nextBatch('))).toBe(true);
+  });
+
+  it("answers the app's HTTP controllers as SnowflakeExceptionFilter does: 503 with Retry-After", async () => {
+    const response = await request(url).get('/ids/fenced').expect(503);
+    expect(response.headers['retry-after']).toBe('1');
+    expect(response.body).toEqual({
+      statusCode: 503,
+      error: 'Service Unavailable',
+      message: 'No ID can be issued right now; retry in 1 s.',
+      type: 'WorkerUnavailableError',
+    });
   });
 });

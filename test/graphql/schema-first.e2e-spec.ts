@@ -5,6 +5,7 @@ import { Args, GraphQLModule, Mutation, Parent, Query, ResolveField, Resolver } 
 import { MercuriusDriver, type MercuriusDriverConfig } from '@nestjs/mercurius';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
+import type { GraphQLScalarType } from 'graphql';
 import request from 'supertest';
 import { InvalidSnowflakeError, WorkerUnavailableError } from '../../lib/core/errors.js';
 import type { SnowflakeIdForm } from '../../lib/core/id-form.js';
@@ -94,7 +95,7 @@ type Registration = 'SnowflakeGraphQLModule' | 'createSnowflakeScalar';
 
 function graphqlModule(driver: DriverName, registration: Registration, form?: SnowflakeIdForm): DynamicModule {
   // By hand, the layout comes from IdService, which the factory injects; the module's scalar finds it by itself.
-  const resolvers = (ids: IdService) =>
+  const resolvers = (ids: IdService): Record<string, GraphQLScalarType> =>
     registration === 'createSnowflakeScalar' ? { Snowflake: createSnowflakeScalar(ids.layout, { form }) } : {};
   return driver === 'apollo'
     ? GraphQLModule.forRootAsync<ApolloDriverConfig>({
