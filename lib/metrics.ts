@@ -5,4 +5,3 @@
 export { SnowflakeMetricsModule } from './metrics/snowflake-metrics.module.js';
 export { SnowflakeMetricsService } from './metrics/snowflake-metrics.service.js';
 export type { SnowflakeMetricsOptions } from './metrics/metrics.options.js';
-export type { LeaseRenewalListener, LeaseRenewalSample, ObservesRenewals } from './lease/renewal-observers.js';

@@ -41,7 +41,11 @@ export interface ObservesRenewals {
   onRenewal(listener: LeaseRenewalListener): () => void;
 }
 
-/** Whether `source` offers {@link ObservesRenewals.onRenewal}. */
+/**
+ * Whether `source` (the worker-ID source under `SNOWFLAKE_WORKER_SOURCE`) offers {@link ObservesRenewals.onRenewal}.
+ *
+ * @publicApi
+ */
 export function observesRenewals(source: object): source is ObservesRenewals {
   return typeof (source as Partial<ObservesRenewals>).onRenewal === 'function';
 }

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
 /**
- * ioredis, @nestjs/terminus, TypeORM, Prisma and the database drivers are optional peers: an app that installs none of
+ * ioredis, @nestjs/terminus, TypeORM, Prisma, @opentelemetry/api and the database drivers are optional peers: an app that installs none of
  * them still boots the main entry. Proven twice, on the built package (`dist/`, what users install):
  * - at run time, in a Node process where a resolve hook makes these packages unresolvable;
  * - by reading the import graph, for what one run cannot reach: lazy `import()`s on paths it did not take, and the
@@ -24,6 +24,7 @@ const OPTIONAL_PEERS = [
   'better-sqlite3',
   'pg',
   'mysql2',
+  '@opentelemetry/api',
 ];
 
 /** `@scope/name/sub/path` → `@scope/name`, `name/sub` → `name`. */
@@ -50,7 +51,13 @@ describe('an app without the optional peers (resolve hook in a child process)', 
     probes: Record<string, 'loaded' | Failure>;
   }
 
-  const PROBES = ['@nestjs/terminus', 'nestjs-snowflake/health', 'nestjs-snowflake/typeorm', 'nestjs-snowflake/prisma'];
+  const PROBES = [
+    '@nestjs/terminus',
+    'nestjs-snowflake/health',
+    'nestjs-snowflake/typeorm',
+    'nestjs-snowflake/prisma',
+    'nestjs-snowflake/metrics',
+  ];
   let outcome: Outcome;
 
   beforeAll(async () => {
@@ -87,6 +94,7 @@ describe('an app without the optional peers (resolve hook in a child process)', 
       'nestjs-snowflake/prisma': expect.objectContaining(
         hidden('@prisma/client/extension', 'file:.*/dist/orm/prisma/'),
       ),
+      'nestjs-snowflake/metrics': expect.objectContaining(hidden('@opentelemetry/api', 'file:.*/dist/metrics/')),
     });
   });
 });
@@ -145,5 +153,6 @@ describe('the import graph of the built entries', () => {
     expect(reachablePackages('health.js').static.has('@nestjs/terminus')).toBe(true);
     expect(reachablePackages('typeorm.js').static.has('typeorm')).toBe(true);
     expect([...reachablePackages('prisma.js').static].filter(isOptionalPeer)).toEqual(['@prisma/client/extension']);
+    expect([...reachablePackages('metrics.js').static].filter(isOptionalPeer)).toEqual(['@opentelemetry/api']);
   });
 });
