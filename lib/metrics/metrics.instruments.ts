@@ -78,7 +78,8 @@ export function registerInstruments(
     unit: '1',
   });
   const fenceHeadroom = meter.createObservableGauge(name('lease.fence.headroom'), {
-    description: 'Time until the holder fences itself (stops issuing) unless a renewal succeeds first.',
+    description:
+      'Time until the holder fences itself (stops issuing) unless a renewal succeeds first; 0 without a lease.',
     unit: 's',
   });
   const clockOffset = meter.createObservableGauge(name('lease.clock.offset'), {
@@ -128,7 +129,9 @@ export function registerInstruments(
     for (const state of LEASE_STATES) {
       result.observe(leaseState, state === current.state ? 1 : 0, { [METRIC_ATTRIBUTES.leaseState]: state });
     }
-    if (current.fenceInMs !== null) result.observe(fenceHeadroom, current.fenceInMs / 1000);
+    // No lease held (lost, switching, claiming) leaves no headroom: 0, rather than no point, which a cumulative
+    // exporter would fill with the last value seen while the lease was held.
+    result.observe(fenceHeadroom, (current.fenceInMs ?? 0) / 1000);
     if (current.clockOffsetMs !== null) result.observe(clockOffset, current.clockOffsetMs / 1000);
     result.observe(consecutiveFailures, current.renewalFailures);
     if (current.lastRenewalAt !== null) {

@@ -180,6 +180,7 @@ describe('SnowflakeMetricsModule with a static worker ID', () => {
 class CountingSource implements WorkerIdSource {
   readonly kind = 'counting';
   capacity: { size: number; held: number; free: number; low: boolean; checkedAt: number } | null = null;
+  state: LeaseStatus['state'] = 'held';
 
   start(_context: WorkerSourceContext): Promise<WorkerAssignment> {
     return Promise.resolve({ workerId: 5, datacenterId: 0, floor: -1 });
@@ -194,13 +195,14 @@ class CountingSource implements WorkerIdSource {
     return Promise.resolve();
   }
   leaseStatus(): LeaseStatus & { capacity: CountingSource['capacity'] } {
+    const held = this.state === 'held';
     return {
-      state: 'held',
+      state: this.state,
       namespace: 'counting',
-      workerId: 5,
-      datacenterId: 0,
-      expiresAt: START + 10_000,
-      fenceInMs: 7_500,
+      workerId: held ? 5 : null,
+      datacenterId: held ? 0 : null,
+      expiresAt: held ? START + 10_000 : null,
+      fenceInMs: held ? 7_500 : null,
       lowestFenceInMs: 5_500,
       lastRenewalAt: START - 1_500,
       renewalFailures: 1,
@@ -243,6 +245,13 @@ describe('SnowflakeMetricsModule reading a lease status', () => {
       expect(second.value('snowflake.worker_ids.held')).toBe(3);
       expect(second.value('snowflake.worker_ids.free')).toBe(1021);
       expect(second.metric('snowflake.worker_ids.free')?.descriptor.unit).toBe('{worker_id}');
+
+      // A lost lease has no fence time: the headroom reads 0, not the last value seen while it was held.
+      source.state = 'lost';
+      const lost = await collect();
+      expect(lost.value('snowflake.lease.state', { 'snowflake.lease.state': 'lost' })).toBe(1);
+      expect(lost.value('snowflake.lease.state', { 'snowflake.lease.state': 'held' })).toBe(0);
+      expect(lost.value('snowflake.lease.fence.headroom')).toBe(0);
     } finally {
       await moduleRef.close();
     }
