@@ -5,7 +5,8 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
 /**
- * ioredis, @nestjs/terminus, TypeORM, Prisma, @nestjs/graphql, graphql and the database drivers are optional peers: an app that installs none of
+ * ioredis, @nestjs/terminus, TypeORM, Prisma, @nestjs/graphql, graphql, @opentelemetry/api and the database drivers are
+ * optional peers: an app that installs none of
  * them still boots the main entry. Proven twice, on the built package (`dist/`, what users install):
  * - at run time, in a Node process where a resolve hook makes these packages unresolvable;
  * - by reading the import graph, for what one run cannot reach: lazy `import()`s on paths it did not take, and the
@@ -26,6 +27,7 @@ const OPTIONAL_PEERS = [
   'mysql2',
   '@nestjs/graphql',
   'graphql',
+  '@opentelemetry/api',
 ];
 
 /** `@scope/name/sub/path` → `@scope/name`, `name/sub` → `name`. */
@@ -58,6 +60,7 @@ describe('an app without the optional peers (resolve hook in a child process)', 
     'nestjs-snowflake/typeorm',
     'nestjs-snowflake/prisma',
     'nestjs-snowflake/graphql',
+    'nestjs-snowflake/metrics',
   ];
   let outcome: Outcome;
 
@@ -96,6 +99,7 @@ describe('an app without the optional peers (resolve hook in a child process)', 
         hidden('@prisma/client/extension', 'file:.*/dist/orm/prisma/'),
       ),
       'nestjs-snowflake/graphql': expect.objectContaining(hidden('graphql', 'file:.*/dist/graphql/')),
+      'nestjs-snowflake/metrics': expect.objectContaining(hidden('@opentelemetry/api', 'file:.*/dist/metrics/')),
     });
   });
 });
@@ -158,5 +162,6 @@ describe('the import graph of the built entries', () => {
       '@nestjs/graphql',
       'graphql',
     ]);
+    expect([...reachablePackages('metrics.js').static].filter(isOptionalPeer)).toEqual(['@opentelemetry/api']);
   });
 });
