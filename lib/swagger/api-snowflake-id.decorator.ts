@@ -169,14 +169,20 @@ function documentParameter(
   let resolved: { name: string; in: ParameterLocation } | undefined;
   const resolve = () => (resolved ??= identify(target, key!, index, options, where));
   const entry = entryOf('', 'path', options, schema);
-  Object.defineProperties(entry, {
-    name: { enumerable: true, get: () => resolve().name, set: (name: string) => (resolve().name = name) },
-    in: { enumerable: true, get: () => resolve().in, set: (place: ParameterLocation) => (resolve().in = place) },
-    required: {
+  const computed = {
+    name: () => resolve().name,
+    in: () => resolve().in,
+    required: () => resolve().in === 'path' || (options.required ?? true),
+  };
+  for (const [property, compute] of Object.entries(computed)) {
+    let written: { value: unknown } | undefined;
+    // Computed on reading; a value @nestjs/swagger writes back is kept, as on a plain object.
+    Object.defineProperty(entry, property, {
       enumerable: true,
-      get: () => (resolve().in === 'path' ? true : (options.required ?? true)),
-    },
-  });
+      get: () => (written === undefined ? compute() : written.value),
+      set: (value: unknown) => (written = { value }),
+    });
+  }
   addEntry(method, entry);
 }
 

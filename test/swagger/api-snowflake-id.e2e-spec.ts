@@ -54,8 +54,9 @@ class OrdersController {
   list(
     @ApiSnowflakeId({ required: false }) @Query('after', new ParseSnowflakeIdPipe({ optional: true })) after?: bigint,
     @Headers('x-tenant-id') @ApiSnowflakeId({ description: 'The tenant' }) tenant?: string,
+    @Query('ids') @ApiSnowflakeId({ isArray: true, required: false }) ids?: string[],
   ): string[] {
-    return [String(after), String(tenant)];
+    return [String(after), String(tenant), String(ids)];
   }
 
   @Get('search/all')
@@ -126,7 +127,7 @@ describe('@ApiSnowflakeId() in the OpenAPI document of a running app', () => {
       expect.objectContaining({ name: 'id', in: 'path', required: true, schema: expect.objectContaining(idSchema) }),
     ]);
     const list = parameters('/orders', 'get');
-    expect(list).toHaveLength(2);
+    expect(list).toHaveLength(3);
     expect(list).toEqual(
       expect.arrayContaining([
         expect.objectContaining({
@@ -141,6 +142,12 @@ describe('@ApiSnowflakeId() in the OpenAPI document of a running app', () => {
           required: true,
           description: 'The tenant',
           schema: expect.objectContaining(idSchema),
+        }),
+        expect.objectContaining({
+          name: 'ids',
+          in: 'query',
+          required: false,
+          schema: { type: 'array', items: idSchema },
         }),
       ]),
     );
@@ -197,7 +204,7 @@ describe('@ApiSnowflakeId() in the OpenAPI document of a running app', () => {
     expect(orderView).toMatch(/^\s*publicRef: string;$/m);
     expect(orderView).toMatch(/^\s*total: number;$/m);
     expect(types).toMatch(/path: \{\s*id: string;\s*\};/);
-    expect(types).toMatch(/query\?: \{\s*after\?: string;\s*\};/);
+    expect(types).toMatch(/query\?: \{\s*after\?: string;\s*ids\?: string\[\];\s*\};/);
     expect(types).toMatch(/header: \{\s*"x-tenant-id": string;\s*\};/);
     expect(types).toMatch(/query\?: \{\s*ownerId\?: string;\s*\};/);
   });
