@@ -17,7 +17,10 @@ type ParameterLocation = 'path' | 'query' | 'header';
 export interface ApiSnowflakeIdOptions {
   /** What the ID identifies. @default a sentence saying it is a snowflake ID as a decimal string */
   description?: string;
-  /** @default true (a DTO property, a path parameter, a query value) */
+  /**
+   * @default true; on a DTO property, what the `@nestjs/swagger` CLI plugin reads from `?`, if it runs. A path
+   * parameter is always required.
+   */
   required?: boolean;
   /** A DTO property that may be `null`. @default false */
   nullable?: boolean;
@@ -95,7 +98,8 @@ function documentProperty(
   const property: ApiPropertyOptions = isArray ? { type: 'array', items: item, description } : { ...item, description };
   ApiProperty({
     ...property,
-    required: options.required ?? true,
+    // Left out unless given, so that the CLI plugin's reading of `?` still decides (required by default).
+    ...(options.required === undefined ? {} : { required: options.required }),
     ...(options.nullable === undefined ? {} : { nullable: options.nullable }),
     ...(options.deprecated === undefined ? {} : { deprecated: options.deprecated }),
   })(target, key);

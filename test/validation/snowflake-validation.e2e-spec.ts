@@ -1,7 +1,8 @@
 import 'reflect-metadata';
 import { Body, Controller, Get, Module, Post, Query, ValidationPipe, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { IsOptional, IsString, useContainer, validate } from 'class-validator';
+import { Type } from 'class-transformer';
+import { IsOptional, IsString, useContainer, validate, ValidateNested } from 'class-validator';
 import type { Server } from 'node:http';
 import request from 'supertest';
 import { InvalidSnowflakeError } from '../../lib/core/errors.js';
@@ -34,6 +35,14 @@ class CreateOrder {
   @IsString() note!: string;
 }
 
+class OrderLine {
+  @IsSnowflakeId() @ToSnowflakeId() productId!: bigint;
+}
+
+class CreateInvoice {
+  @ValidateNested({ each: true }) @Type(() => OrderLine) lines!: OrderLine[];
+}
+
 class ListOrders {
   @IsOptional() @IsSnowflakeId() @ToSnowflakeId() after?: bigint;
 }
@@ -52,6 +61,11 @@ class OrdersController {
   @Post()
   create(@Body() order: CreateOrder) {
     return { isDto: order instanceof CreateOrder, fields: received(order) };
+  }
+
+  @Post('invoices')
+  invoice(@Body() invoice: CreateInvoice) {
+    return invoice.lines.map((line) => received(line));
   }
 
   @Get()
@@ -166,6 +180,21 @@ describe('@IsSnowflakeId() and @ToSnowflakeId() under a global ValidationPipe({ 
     // A decimal number is not the form's text: an app with an opaque form never takes raw IDs by mistake.
     expect(await messages({ userId: '1', itemIds: [], note: '', shortRef: 12 })).toEqual([
       'shortRef: Invalid snowflake ID 12: expected the base36 text of an ID, got number.',
+    ]);
+  });
+
+  it('reads and checks IDs in nested DTOs, naming the path to the field', async () => {
+    const server = app.getHttpServer() as Server;
+    await request(server)
+      .post('/orders/invoices')
+      .send({ lines: [{ productId: BEYOND_2_53 }] })
+      .expect(201, [{ productId: ['bigint', BEYOND_2_53] }]);
+    const { body } = await request(server)
+      .post('/orders/invoices')
+      .send({ lines: [{ productId: '1' }, { productId: 'one' }] })
+      .expect(400);
+    expect(body.message).toEqual([
+      'lines.1.productId: Invalid snowflake ID "one": expected a non-negative decimal integer (digits only).',
     ]);
   });
 
