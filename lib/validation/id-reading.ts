@@ -57,10 +57,10 @@ export function idProblem(value: unknown, form: SnowflakeIdForm | undefined, ids
       if (form !== undefined && typeof input !== 'string') {
         throw new InvalidSnowflakeError(input, `expected the ${form.name} text of an ID, got ${typeOf(input)}.`);
       }
-      ids.decode(form === undefined ? (input as string) : form.parse(input as string));
-      // A value the transform could not read but decode() accepts: a negative bigint, a number like 1e3 given as
-      // text in another form. Refused all the same; the form's rules are the transform's.
-      return `${describeInput(input)} is not an ID in the ${form?.name ?? 'decimal'} form.`;
+      ids.decode(form === undefined ? (input as bigint | string | number) : form.parse(input as string));
+      // decode() accepts what the transform refused only for decimal text longer than the transform reads (leading
+      // zeros past 40 characters): refused all the same, since the field was never read.
+      return `${describeInput(input)} is too long for an ID.`;
     }
     if (form !== undefined && typeof value === 'string') {
       ids.decode(form.parse(value));

@@ -143,6 +143,10 @@ describe('@IsSnowflakeId() and @ToSnowflakeId() under a global ValidationPipe({ 
     expect(await messages({ userId: '12ab', itemIds: [], note: '' })).toEqual([
       'userId: Invalid snowflake ID "12ab": expected a non-negative decimal integer (digits only).',
     ]);
+    const padded = `${'0'.repeat(40)}1`; // decode() would take it; the transform reads at most 40 characters
+    expect(await messages({ userId: padded, itemIds: [], note: '' })).toEqual([
+      `userId: "${padded}" is too long for an ID.`,
+    ]);
     expect(await messages({ userId: '-1', itemIds: [], note: '' })).toEqual([
       'userId: Invalid snowflake ID "-1": expected a non-negative decimal integer (digits only).',
     ]);
