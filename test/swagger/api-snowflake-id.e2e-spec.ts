@@ -59,6 +59,12 @@ class OrdersController {
     return [String(after), String(tenant), String(ids)];
   }
 
+  @Get('newest/id')
+  @ApiOkResponse({ schema: SNOWFLAKE_ID_SCHEMA })
+  newest(): string {
+    return this.ids.nextString();
+  }
+
   @Get('search/all')
   search(@Query() query: OrderSearch): string {
     return String(query.ownerId);
@@ -153,6 +159,12 @@ describe('@ApiSnowflakeId() in the OpenAPI document of a running app', () => {
     );
   });
 
+  it('gives the schema constant to what takes a schema: a response of one bare ID', () => {
+    const content = (served.paths['/orders/newest/id'].get!.responses['200'] as { content: Record<string, unknown> })
+      .content;
+    expect(content['application/json']).toEqual({ schema: { ...SNOWFLAKE_ID_SCHEMA } });
+  });
+
   it('documents the properties of a whole @Query() object', () => {
     expect(parameters('/orders/search/all', 'get')).toEqual([
       expect.objectContaining({
@@ -207,6 +219,7 @@ describe('@ApiSnowflakeId() in the OpenAPI document of a running app', () => {
     expect(types).toMatch(/query\?: \{\s*after\?: string;\s*ids\?: string\[\];\s*\};/);
     expect(types).toMatch(/header: \{\s*"x-tenant-id": string;\s*\};/);
     expect(types).toMatch(/query\?: \{\s*ownerId\?: string;\s*\};/);
+    expect(types).toMatch(/OrdersController_newest: \{[\s\S]*?"application\/json": string;/);
   });
 });
 
