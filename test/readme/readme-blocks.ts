@@ -60,7 +60,7 @@ export function typeScriptBlocks(blocks: MarkdownBlock[]): MarkdownBlock[] {
 /** A block as a module: its prelude, then its code, as one file. */
 export function moduleSource(block: MarkdownBlock): string {
   // `export {}` makes a block without imports a module too, so that blocks never share a global scope.
-  return [block.prelude, block.code, 'export {};', ''].filter((part) => part !== '').join('\n');
+  return `${[block.prelude, block.code, 'export {};'].filter((part) => part !== '').join('\n')}\n`;
 }
 
 /**
