@@ -56,7 +56,7 @@ beforeAll(() => {
     const generate = spawnSync(
       process.execPath,
       [join(root, 'node_modules/prisma/build/index.js'), 'generate', '--schema', path],
-      // The schema engine is not needed to generate, and its download fails offline (see NOTES on Prisma 7).
+      // As in package.json's prisma:generate: generating needs no schema engine, whose download fails offline.
       { cwd: WORK, env: { ...childEnv(), PRISMA_SCHEMA_ENGINE_BINARY: '/bin/false' }, encoding: 'utf8' },
     );
     if (generate.status !== 0) {
