@@ -90,6 +90,15 @@ function running(pid: number): boolean {
   }
 }
 
+/** The redis-server is sent SIGTERM as the sample exits: it gets a moment to close its port and go. */
+async function expectGone(pid: number, port: number): Promise<void> {
+  const deadline = Date.now() + EXIT_WITHIN_MS;
+  while ((running(pid) || (await accepts(port))) && Date.now() < deadline) {
+    await new Promise((done) => setTimeout(done, 50));
+  }
+  expect({ running: running(pid), accepts: await accepts(port) }).toEqual({ running: false, accepts: false });
+}
+
 /** The sample README's commands, run by bash against `port`, with curl failing on any HTTP error. */
 function runReadmeCommands(script: string, port: number): Promise<{ code: number; stdout: string; stderr: string }> {
   const prelude = [
@@ -173,15 +182,20 @@ describe('npm run sample without REDIS_URL', () => {
     const exit = await within(sample.exited, EXIT_WITHIN_MS);
     expect(exit).toEqual({ code: 0, signal: null });
     expect(sample.output()).toContain('Released worker ID 0 in namespace "sample-app"');
-    // The server is sent SIGTERM as the sample exits; give it a moment to close its port and go.
-    const deadline = Date.now() + EXIT_WITHIN_MS;
-    while ((running(redisPid) || (await accepts(redisPort))) && Date.now() < deadline) {
-      await new Promise((done) => setTimeout(done, 50));
-    }
-    expect({ running: running(redisPid), accepts: await accepts(redisPort) }).toEqual({
-      running: false,
-      accepts: false,
-    });
+    await expectGone(redisPid, redisPort);
+  });
+
+  it('stops the redis-server it started when the app fails to start', async () => {
+    sample = startSample(dir.path('.'), sampleEnv({ DATABASE_URL: 'http://not-a-database' }));
+    const [, port, pid] = await waitFor(
+      sample,
+      /Started redis-server on 127\.0\.0\.1:(\d+) \(pid (\d+)\)/,
+      SERVE_WITHIN_MS,
+    );
+    const exit = await within(sample.exited, SERVE_WITHIN_MS);
+    expect(exit).toEqual({ code: 1, signal: null });
+    expect(sample.output()).toContain('DATABASE_URL "http://not-a-database"');
+    await expectGone(Number(pid), Number(port));
   });
 
   it('without redis-server on PATH, fails at once saying to install it or set REDIS_URL', async () => {
