@@ -28,6 +28,7 @@ export {
 } from './core/layout.js';
 export type { IssuePermit } from './core/permit.js';
 export { ParseSnowflakeIdPipe, type ParseSnowflakeIdPipeOptions } from './http/parse-snowflake-id.pipe.js';
+export { SnowflakeIdParam, SnowflakeIdQuery } from './http/snowflake-id.decorators.js';
 export { SnowflakeExceptionFilter } from './http/snowflake-exception.filter.js';
 export { bigintsToStrings, snowflakeJsonReplacer } from './json/bigint-json.js';
 export { BigIntSerializerInterceptor } from './json/bigint-serializer.interceptor.js';
@@ -39,6 +40,12 @@ export {
 } from './lease/lease.errors.js';
 export type { RedisClientLike, RedisLeaseOptions } from './lease/lease.options.js';
 export type { LeaseStatus } from './lease/lease.status.js';
+export {
+  observesRenewals,
+  type LeaseRenewalListener,
+  type LeaseRenewalSample,
+  type ObservesRenewals,
+} from './lease/renewal-observers.js';
 export { IdService, type SnowflakeStatus } from './module/id.service.js';
 export { SnowflakeModule } from './module/snowflake.module.js';
 export type { SnowflakeModuleOptions } from './module/snowflake.options.js';
