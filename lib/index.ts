@@ -41,6 +41,9 @@ export type { RedisClientLike, RedisLeaseOptions } from './lease/lease.options.j
 export type { LeaseStatus } from './lease/lease.status.js';
 export { IdService, type SnowflakeStatus } from './module/id.service.js';
 export { SnowflakeModule } from './module/snowflake.module.js';
+export type { SnowflakeRegistrationExtras } from './module/snowflake.module-definition.js';
+export { DuplicateGeneratorNameError, UnknownGeneratorError } from './module/snowflake.errors.js';
+export { DEFAULT_GENERATOR_NAME, InjectIdService, getIdServiceToken } from './module/snowflake.names.js';
 export type { SnowflakeModuleOptions } from './module/snowflake.options.js';
 export { SNOWFLAKE_GENERATOR, SNOWFLAKE_WORKER_SOURCE } from './module/snowflake.tokens.js';
 export { workerIdFromHostname } from './worker/static.source.js';
