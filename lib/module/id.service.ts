@@ -10,7 +10,7 @@ import type { WorkerIdSource } from '../worker/worker-source.js';
 import type { SnowflakeModuleOptions } from './snowflake.options.js';
 import { createBinding, createGenerator, createWorkerSource } from './snowflake.providers.js';
 import { resolveSettings } from './snowflake.settings.js';
-import { SNOWFLAKE_BINDING, SNOWFLAKE_NAME } from './snowflake.tokens.js';
+import { DEFAULT_GENERATOR_NAME, SNOWFLAKE_BINDING, SNOWFLAKE_NAME } from './snowflake.tokens.js';
 
 /**
  * What `IdService.status()` reports: the worker, the generator's counters and, with a Redis lease, the lease.
@@ -60,7 +60,7 @@ export class IdService implements OnModuleInit, OnApplicationShutdown {
     @Inject(SNOWFLAKE_BINDING) bindingOrOptions: WorkerBinding | SnowflakeModuleOptions,
     @Optional() @Inject(SNOWFLAKE_NAME) name?: string,
   ) {
-    this.name = name ?? 'default';
+    this.name = name ?? DEFAULT_GENERATOR_NAME;
     this.binding = bindingOrOptions instanceof WorkerBinding ? bindingOrOptions : bindByHand(bindingOrOptions);
     this.generator = this.binding.generator;
     this.layout = this.binding.layout;
@@ -84,13 +84,13 @@ export class IdService implements OnModuleInit, OnApplicationShutdown {
    * default registration's, or with `name` the registration of that name.
    * @throws SnowflakeConfigError when none runs, or several with different layouts do
    */
-  static current(name = 'default'): IdService {
+  static current(name = DEFAULT_GENERATOR_NAME): IdService {
     const [first, ...others] = [...RUNNING].filter((service) => service.name === name);
     if (first === undefined) {
       const running = [...new Set([...RUNNING].map((service) => JSON.stringify(service.name)))];
       throw new SnowflakeConfigError(
         'SnowflakeModule',
-        name === 'default'
+        name === DEFAULT_GENERATOR_NAME
           ? 'no IdService has started in this process: import SnowflakeModule.forRoot() in the app (the ID pipe and ' +
               'other helpers read the layout from it).' +
               (running.length > 0 ? ` Only named registrations run (${running.join(', ')}): pass \`generator\`.` : '')

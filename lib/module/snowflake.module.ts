@@ -3,8 +3,9 @@ import { IdService } from './id.service.js';
 import { registrationTokens, snowflakeProviders } from './snowflake.providers.js';
 import type { WorkerBinding } from '../worker/worker-binding.js';
 import { SnowflakeRegistry, SnowflakeRegistryModule } from './snowflake.registry.js';
-import { DEFAULT_GENERATOR_NAME, getIdServiceToken, registrationName } from './snowflake.names.js';
+import { getIdServiceToken, registrationName } from './snowflake.names.js';
 import {
+  DEFAULT_GENERATOR_NAME,
   SNOWFLAKE_GENERATOR,
   SNOWFLAKE_NAME,
   SNOWFLAKE_REGISTRATION,

@@ -1,14 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { SnowflakeConfigError } from '../core/errors.js';
 import { IdService } from './id.service.js';
-
-/**
- * The name of the registration made without one. `SnowflakeModule.forRoot({ name: 'default' })` is that
- * registration too, as with @nestjs/typeorm's default DataSource.
- *
- * @publicApi
- */
-export const DEFAULT_GENERATOR_NAME = 'default';
+import { DEFAULT_GENERATOR_NAME } from './snowflake.tokens.js';
 
 /** A name that reads well in tokens, logs and messages: letters, digits, `-`, `_`, `.` and `:`, at most 64. */
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/;

@@ -10,6 +10,7 @@ import type { SnowflakeModuleOptions } from './snowflake.options.js';
 import { SnowflakeRegistry } from './snowflake.registry.js';
 import { resolveSettings, type SnowflakeSettings } from './snowflake.settings.js';
 import {
+  DEFAULT_GENERATOR_NAME,
   SNOWFLAKE_BINDING,
   SNOWFLAKE_GENERATOR,
   SNOWFLAKE_SETTINGS,
@@ -63,7 +64,7 @@ export interface RegistrationTokens {
  * @internal
  */
 export function registrationTokens(name: string): RegistrationTokens {
-  if (name === 'default') {
+  if (name === DEFAULT_GENERATOR_NAME) {
     return {
       settings: SNOWFLAKE_SETTINGS,
       generator: SNOWFLAKE_GENERATOR,
@@ -83,7 +84,7 @@ export function registrationTokens(name: string): RegistrationTokens {
 /** The parts behind `IdService`, each under its token: settings → generator and source → their binding. */
 export function snowflakeProviders(name: string): Provider[] {
   const tokens = registrationTokens(name);
-  const logContext = name === 'default' ? 'Snowflake' : `Snowflake:${name}`;
+  const logContext = name === DEFAULT_GENERATOR_NAME ? 'Snowflake' : `Snowflake:${name}`;
   return [
     {
       provide: tokens.settings,

@@ -2,7 +2,7 @@ import { Injectable, Module } from '@nestjs/common';
 import type { ModuleRef } from '@nestjs/core';
 import type { IdService } from './id.service.js';
 import { DuplicateGeneratorNameError } from './snowflake.errors.js';
-import { DEFAULT_GENERATOR_NAME } from './snowflake.names.js';
+import { DEFAULT_GENERATOR_NAME } from './snowflake.tokens.js';
 
 /**
  * The `SnowflakeModule` registrations of one app, by name: what the integrations (TypeORM, health) look generators up
