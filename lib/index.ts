@@ -48,7 +48,10 @@ export {
 } from './lease/renewal-observers.js';
 export { IdService, type SnowflakeStatus } from './module/id.service.js';
 export { SnowflakeModule } from './module/snowflake.module.js';
+export type { SnowflakeRegistrationExtras } from './module/snowflake.module-definition.js';
+export { DuplicateGeneratorNameError, UnknownGeneratorError } from './module/snowflake.errors.js';
+export { InjectIdService, getIdServiceToken } from './module/snowflake.names.js';
 export type { SnowflakeModuleOptions } from './module/snowflake.options.js';
-export { SNOWFLAKE_GENERATOR, SNOWFLAKE_WORKER_SOURCE } from './module/snowflake.tokens.js';
+export { DEFAULT_GENERATOR_NAME, SNOWFLAKE_GENERATOR, SNOWFLAKE_WORKER_SOURCE } from './module/snowflake.tokens.js';
 export { workerIdFromHostname } from './worker/static.source.js';
 export type { WorkerAssignment, WorkerIdSource, WorkerSourceContext } from './worker/worker-source.js';
