@@ -41,7 +41,8 @@ export type { RedisClientLike, RedisLeaseOptions } from './lease/lease.options.j
 export type { LeaseCapacity, LeaseStatus } from './lease/lease.status.js';
 export { IdService, type SnowflakeStatus } from './module/id.service.js';
 export { SnowflakeModule } from './module/snowflake.module.js';
-export type { SnowflakeModuleOptions } from './module/snowflake.options.js';
+export type { CeilingFileOptions, SnowflakeModuleOptions } from './module/snowflake.options.js';
+export { CeilingFileError, type CeilingFileProblem } from './worker/ceiling-file.errors.js';
 export { SNOWFLAKE_GENERATOR, SNOWFLAKE_WORKER_SOURCE } from './module/snowflake.tokens.js';
 export { workerIdFromHostname } from './worker/static.source.js';
 export type { WorkerAssignment, WorkerIdSource, WorkerSourceContext } from './worker/worker-source.js';
