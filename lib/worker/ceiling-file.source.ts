@@ -44,6 +44,8 @@ export class CeilingFileWorkerSource implements WorkerIdSource {
   private ceilingTicks = -1;
   /** The ceiling as wall ms: the permit's one comparison. */
   private ceilingMs = -Infinity;
+  /** Wall ms at which the next write is due: half a step before the ceiling. */
+  private raiseAtMs = Infinity;
   /** After a failed write: no new attempt before this wall ms. */
   private retryAtMs = -Infinity;
   private timer: ReturnType<typeof setTimeout> | undefined;
@@ -110,7 +112,8 @@ export class CeilingFileWorkerSource implements WorkerIdSource {
 
   whenReady(): Promise<void> {
     if (this.stopped) return Promise.reject(new WorkerUnavailableError('stopped'));
-    this.raise();
+    // Asked after a refusal at the ceiling: write now if the timer has not (a write only when one is due).
+    if (this.clocks.now() >= this.raiseAtMs) this.raise();
     // After a failed write, wait for the next attempt rather than spin.
     const waitMs = Math.max(0, this.retryAtMs - this.clocks.now());
     return waitMs === 0 ? Promise.resolve() : sleep(waitMs);
@@ -144,7 +147,8 @@ export class CeilingFileWorkerSource implements WorkerIdSource {
     this.ceilingTicks = Math.max(this.ceilingTicks, target);
     // The last millisecond of the ceiling's tick: the permit writes ahead only once the clock leaves it.
     this.ceilingMs = msAtTicks(layout, this.ceilingTicks + 1);
-    this.schedule(msAtTicks(layout, this.ceilingTicks - Math.floor(stepTicks / 2)) - this.clocks.now());
+    this.raiseAtMs = msAtTicks(layout, this.ceilingTicks - Math.floor(stepTicks / 2));
+    this.schedule(this.raiseAtMs - this.clocks.now());
   }
 
   private schedule(delayMs: number): void {

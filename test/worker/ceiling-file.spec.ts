@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { Test, type TestingModule } from '@nestjs/testing';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { resolveLayout } from '../../lib/core/layout.js';
 import { msAtTicks, ticksAtMs } from '../../lib/core/time-units.js';
 import {
@@ -77,6 +77,34 @@ describe('ceilingFile: restart safety for a fixed worker ID', () => {
     }
     expect(ceiling()).toBeGreaterThan(written + STEP_MS);
     expect(ceiling()).toBeGreaterThan(ticksAtMs(layout, Math.max(...issued)));
+  });
+
+  it('never issues above the last ceiling on disk: while writes fail IDs wait at it, and resume once a write succeeds', async () => {
+    const ids = await boot();
+    ids.next();
+    const lastWritten = ceiling();
+    // The file's place taken by a non-empty directory: every rename onto it fails from now on.
+    rmSync(file);
+    mkdirSync(`${file}/blocked`, { recursive: true });
+    const issued: number[] = [];
+    let refusal: unknown;
+    const deadline = Date.now() + 3 * STEP_MS;
+    while (Date.now() < deadline && refusal === undefined) {
+      try {
+        issued.push(...ids.nextBatch(20).map((id) => ticksAtMs(layout, ids.decode(id).timestamp)));
+      } catch (error) {
+        refusal = error;
+      }
+      await sleep(5);
+    }
+    expect(refusal).toMatchObject({ name: 'WorkerUnavailableError', reason: 'ceiling' });
+    expect(Math.max(...issued)).toBeLessThanOrEqual(lastWritten);
+
+    // The disk is back: the retry writes a new ceiling, and waiting callers get their IDs.
+    rmSync(file, { recursive: true });
+    const resumed = ids.decode(await ids.nextAsync()).timestamp;
+    expect(ticksAtMs(layout, resumed)).toBeGreaterThan(Math.max(...issued));
+    expect(ceiling()).toBeGreaterThanOrEqual(ticksAtMs(layout, resumed));
   });
 
   it('records the exact last timestamp at a graceful stop, so that a restart waits for nothing', async () => {
