@@ -2,8 +2,10 @@ export { systemClock, type Clock } from './core/clock.js';
 export { SnowflakeCodec, parseId, type ComposeInput, type SnowflakeParts } from './core/codec.js';
 export {
   ClockMovedBackError,
+  InvalidShardKeyError,
   InvalidSnowflakeError,
   SequenceExhaustedError,
+  ShardKeyMissingError,
   BatchTooLargeError,
   SnowflakeConfigError,
   SnowflakeError,
@@ -15,7 +17,13 @@ export {
   type WorkerUnavailableReason,
 } from './core/errors.js';
 export type { SnowflakeIdForm } from './core/id-form.js';
-export { SnowflakeGenerator, type GeneratorOptions, type GeneratorStats } from './core/generator.js';
+export {
+  SnowflakeGenerator,
+  type GeneratorOptions,
+  type GeneratorStats,
+  type NextIdOptions,
+  type SequenceStart,
+} from './core/generator.js';
 export {
   DEFAULT_EPOCH,
   LAYOUT_PRESETS,
@@ -27,6 +35,7 @@ export {
   type TimeUnitMs,
 } from './core/layout.js';
 export type { IssuePermit } from './core/permit.js';
+export { shardKeyHash, shardOfKey, type ShardKey } from './core/shard-key.js';
 export { ParseSnowflakeIdPipe, type ParseSnowflakeIdPipeOptions } from './http/parse-snowflake-id.pipe.js';
 export { SnowflakeExceptionFilter } from './http/snowflake-exception.filter.js';
 export { bigintsToStrings, snowflakeJsonReplacer } from './json/bigint-json.js';

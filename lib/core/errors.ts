@@ -242,3 +242,44 @@ export class WorkerIdInUseError extends SnowflakeError {
     );
   }
 }
+
+/**
+ * A shard key that has no stable canonical form (a fraction, an unsafe number, an object, `null`), or a shard key
+ * given to a layout without a shard field. See `ShardKey` for the keys that are taken and how each is hashed.
+ *
+ * @publicApi
+ */
+export class InvalidShardKeyError extends SnowflakeError {
+  constructor(
+    /** The rejected key, as given. */
+    readonly key: unknown,
+    reason: string,
+  ) {
+    super(`Invalid shard key ${describeKey(key)}: ${reason}`);
+  }
+}
+
+/**
+ * A row whose ID takes its shard from another property (`@GeneratedId({ shardFrom })`, the Prisma extension's
+ * `shardFrom`) reached an insert without that property. Its ID would silently land in shard 0, away from the other
+ * rows of its key, so the insert fails instead.
+ *
+ * @publicApi
+ */
+export class ShardKeyMissingError extends SnowflakeError {
+  constructor(
+    /** The entity or model, as `Entity.property`, whose ID was to be filled. */
+    readonly target: string,
+    /** The property that gives the shard key. */
+    readonly shardFrom: string,
+    advice: string,
+  ) {
+    super(`Cannot fill ${target}: its shard comes from \`${shardFrom}\`, which the row does not set. ${advice}`);
+  }
+}
+
+function describeKey(key: unknown): string {
+  if (key === null || key === undefined) return String(key);
+  if (typeof key === 'object') return key instanceof Uint8Array ? 'bytes' : `(${key.constructor?.name ?? 'object'})`;
+  return `${describe(key)} (${typeof key})`;
+}

@@ -8,6 +8,7 @@ import { nonNegativeOption, rejectUnknownKeys } from '../core/option-checks.js';
 import { resolveLeaseSettings, type LeaseSettings } from '../lease/lease.settings.js';
 import { workerIdFromHostname } from '../worker/static.source.js';
 import type { SnowflakeModuleOptions } from './snowflake.options.js';
+import { SEQUENCE_STARTS, type SequenceStart } from '../core/generator.options.js';
 
 /** Module options after validation, with every default filled in. @internal */
 export interface SnowflakeSettings {
@@ -15,6 +16,7 @@ export interface SnowflakeSettings {
   clock: Clock;
   clockBackToleranceMs: number;
   maxSyncWaitMs: number;
+  sequenceStart?: SequenceStart;
   datacenterId: number;
   worker:
     | { kind: 'static' | 'hostname'; workerId: number }
@@ -32,6 +34,7 @@ const MODULE_OPTION_KEYS: readonly string[] = Object.keys({
   workerSource: 0,
   clockBackToleranceMs: 0,
   maxSyncWaitMs: 0,
+  sequenceStart: 0,
   requireSafeNumbers: 0,
   clock: 0,
   isGlobal: 0,
@@ -43,6 +46,20 @@ const MODULE_OPTION_KEYS: readonly string[] = Object.keys({
  * @internal
  */
 export function resolveSettings(options: SnowflakeModuleOptions | undefined): SnowflakeSettings {
+  const settings = resolveSource(options);
+  const { sequenceStart } = options!;
+  if (sequenceStart === undefined) return settings;
+  if (!SEQUENCE_STARTS.includes(sequenceStart)) {
+    throw new SnowflakeConfigError(
+      'sequenceStart',
+      `expected one of ${SEQUENCE_STARTS.map((m) => `'${m}'`).join(', ')}, got ${JSON.stringify(sequenceStart)}.`,
+    );
+  }
+  return { ...settings, sequenceStart };
+}
+
+/** The settings every worker-ID source shares, and the source's own. */
+function resolveSource(options: SnowflakeModuleOptions | undefined): SnowflakeSettings {
   if (options === null || typeof options !== 'object') {
     throw new SnowflakeConfigError('options', 'expected an object, such as { workerId: 1 } or { redis: { url } }.');
   }
