@@ -267,17 +267,14 @@ export class SnowflakeGenerator {
 
   /** Like {@link next}, but waits asynchronously (never blocking the event loop) when the sequence is used up. */
   nextAsync(options?: NextIdOptions): Promise<bigint> {
-    if (options !== undefined) {
-      // The key is checked before any wait, so that a bad key fails at once (as a rejection, like every failure here).
-      let shard: bigint;
-      try {
-        shard = this.shardBitsOf(options);
-      } catch (error) {
-        return Promise.reject(error);
-      }
-      return waitingForTheSequence(() => shard | this.nextWithoutWaiting());
-    }
+    if (options !== undefined) return this.nextAsyncInShard(options);
     return waitingForTheSequence(() => this.nextWithoutWaiting());
+  }
+
+  private async nextAsyncInShard(options: NextIdOptions): Promise<bigint> {
+    // The key is checked before any wait, so that a bad key fails at once.
+    const shard = this.shardBitsOf(options);
+    return shard | (await waitingForTheSequence(() => this.nextWithoutWaiting()));
   }
 
   /**
