@@ -23,6 +23,15 @@ import { generatedIdTransformer } from './generated-id.transformer.js';
  *   @GeneratedId({ primary: false, name: 'public_id' })
  *   publicId!: bigint;
  * }
+ *
+ * @Entity()
+ * export class Order {
+ *   @GeneratedId({ shardFrom: 'userId' }) // every order of a user in the user's shard
+ *   id!: bigint;
+ *
+ *   @Column({ type: 'bigint' })
+ *   userId!: string;
+ * }
  * ```
  *
  * @publicApi
@@ -54,6 +63,9 @@ export function GeneratedId(options: GeneratedIdOptions = {}): PropertyDecorator
     if (!['string', 'bigint', 'number'].includes(jsType)) {
       throw new GeneratedIdTypeError(entityName, propertyName, `unknown jsType ${JSON.stringify(jsType)}.`);
     }
+    if (options.shardFrom !== undefined && (typeof options.shardFrom !== 'string' || options.shardFrom === '')) {
+      throw new GeneratedIdTypeError(entityName, propertyName, '`shardFrom` must name a property of the entity.');
+    }
     const primary = options.primary ?? true;
     const column = {
       type: options.type ?? 'bigint',
@@ -65,7 +77,8 @@ export function GeneratedId(options: GeneratedIdOptions = {}): PropertyDecorator
     } else {
       Column({ ...column, nullable: false, unique: options.unique ?? true })(target, propertyKey);
     }
-    addGeneratedIdField(target.constructor, { propertyName, jsType, primary, entityName }, api);
+    const shardFrom = options.shardFrom === undefined ? {} : { shardFrom: options.shardFrom };
+    addGeneratedIdField(target.constructor, { propertyName, jsType, primary, entityName, ...shardFrom }, api);
   };
 }
 

@@ -8,6 +8,8 @@ export interface GeneratedIdField {
   readonly primary: boolean;
   /** The class that declared the property, for messages. */
   readonly entityName: string;
+  /** The property whose value is the shard key, if the ID carries a shard. */
+  readonly shardFrom?: string;
 }
 
 /**

@@ -21,4 +21,10 @@ export interface GeneratedIdOptions {
    * @default the declared type (`string`, `bigint` or `number`)
    */
   jsType?: GeneratedIdJsType;
+  /**
+   * A property of the entity that gives the ID's shard key (a layout with a shard field, such as `'sharded'`):
+   * `@GeneratedId({ shardFrom: 'userId' })` puts every order of a user in the user's shard. An insert whose row
+   * leaves it `undefined` or `null` fails with `ShardKeyMissingError` rather than land in shard 0.
+   */
+  shardFrom?: string;
 }

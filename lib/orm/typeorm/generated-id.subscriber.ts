@@ -1,7 +1,15 @@
-import { issueOrWait, type IdIssuer } from '../id-issuer.js';
+import { ShardKeyMissingError } from '../../core/errors.js';
+import type { NextIdOptions } from '../../core/generator.options.js';
+import type { ShardKey } from '../../core/shard-key.js';
+import { checkShard, issueOrWait, type IdIssuer } from '../id-issuer.js';
 import { GeneratedIdTypeError } from './generated-id.errors.js';
 import { generatedIdFields, type GeneratedIdField, type GeneratedIdJsType } from './generated-id.metadata.js';
-import type { EntityMetadataLike, InsertEventLike } from './typeorm.structural.js';
+import type { ColumnMetadataLike, EntityMetadataLike, InsertEventLike } from './typeorm.structural.js';
+
+/** A field as the subscriber fills it: with the column its shard key is read from, when it has one. */
+interface FieldPlan extends GeneratedIdField {
+  readonly shardColumn?: ColumnMetadataLike;
+}
 
 /**
  * A TypeORM entity subscriber that fills absent `@GeneratedId()` properties before each insert.
@@ -14,19 +22,45 @@ import type { EntityMetadataLike, InsertEventLike } from './typeorm.structural.j
  */
 export class GeneratedIdSubscriber {
   /** Fields per entity metadata, worked out once per entity: a bulk insert calls this for every row. */
-  private readonly plans = new WeakMap<EntityMetadataLike, readonly GeneratedIdField[]>();
+  private readonly plans = new WeakMap<EntityMetadataLike, readonly FieldPlan[]>();
 
   constructor(private readonly ids: IdIssuer) {}
 
   /** The fields of an entity, checked against the layout. @throws GeneratedIdTypeError */
-  fieldsOf(metadata: EntityMetadataLike): readonly GeneratedIdField[] {
+  fieldsOf(metadata: EntityMetadataLike): readonly FieldPlan[] {
     let fields = this.plans.get(metadata);
     if (fields === undefined) {
-      fields = generatedIdFields(metadata.target);
-      for (const field of fields) assertFits(field, this.ids.layout.totalBits);
+      fields = generatedIdFields(metadata.target).map((field) => {
+        assertFits(field, this.ids.layout.totalBits);
+        return field.shardFrom === undefined ? field : this.shardPlan(field, metadata);
+      });
       this.plans.set(metadata, fields);
     }
     return fields;
+  }
+
+  /** Checks a `shardFrom` against the layout and the entity's columns. @throws GeneratedIdTypeError */
+  private shardPlan(field: GeneratedIdField, metadata: EntityMetadataLike): FieldPlan {
+    const from = field.shardFrom!;
+    if ((this.ids.layout.shardBits ?? 0) === 0) {
+      throw new GeneratedIdTypeError(
+        field.entityName,
+        field.propertyName,
+        `\`shardFrom: '${from}'\` needs a layout with a shard field; use the 'sharded' preset or set \`layout.shardBits\`.`,
+      );
+    }
+    const columns = metadata.columns;
+    if (columns === undefined) return field;
+    const shardColumn = columns.find((column) => column.propertyName === from);
+    if (shardColumn === undefined) {
+      throw new GeneratedIdTypeError(
+        field.entityName,
+        field.propertyName,
+        `\`shardFrom: '${from}'\` names no column of the entity (columns: ` +
+          `${columns.map((column) => column.propertyName).join(', ')}).`,
+      );
+    }
+    return { ...field, shardColumn };
   }
 
   beforeInsert(event: InsertEventLike): void | Promise<void> {
@@ -36,26 +70,54 @@ export class GeneratedIdSubscriber {
     for (let index = 0; index < fields.length; index++) {
       const field = fields[index];
       if (row[field.propertyName] !== undefined && row[field.propertyName] !== null) continue;
-      const id = issueOrWait(this.ids);
+      const options = field.shardFrom === undefined ? undefined : this.shardOptions(field, row);
+      const id = issueOrWait(this.ids, options);
       // The sequence ran out beyond the synchronous wait, or the lease is being re-claimed: wait for it here rather
       // than fail the insert. TypeORM awaits a promise returned from beforeInsert.
-      if (typeof id !== 'bigint') return this.fillAsync(row, fields, index, id);
-      row[field.propertyName] = convert(id, field.jsType);
+      if (typeof id !== 'bigint') return this.fillAsync(row, fields, index, id, options);
+      row[field.propertyName] = convert(options === undefined ? id : this.checked(id, options), field.jsType);
     }
+  }
+
+  /** The shard key of a row. @throws ShardKeyMissingError when the row does not set it */
+  private shardOptions(field: FieldPlan, row: Record<string, unknown>): NextIdOptions {
+    const from = field.shardFrom!;
+    // Through the column, a foreign key is read from the related entity too (`order.user.id` for `userId`).
+    const key = field.shardColumn?.getEntityValue === undefined ? row[from] : field.shardColumn.getEntityValue(row);
+    if (key === undefined || key === null) {
+      throw new ShardKeyMissingError(
+        `${field.entityName}.${field.propertyName}`,
+        from,
+        `Set \`${from}\` before the insert (a row created through a one-to-many cascade does not have its ` +
+          'foreign key yet: set it, or save the row on its own).',
+      );
+    }
+    return { shardKey: key as ShardKey };
+  }
+
+  private checked(id: bigint, options: NextIdOptions): bigint {
+    return checkShard(id, options.shardKey!, this.ids.layout.shardBits!);
   }
 
   /** Fills `fields[from]` with the awaited `pending` ID, and the rest through the wait. */
   private async fillAsync(
     row: Record<string, unknown>,
-    fields: readonly GeneratedIdField[],
+    fields: readonly FieldPlan[],
     from: number,
     pending: Promise<bigint>,
+    pendingOptions: NextIdOptions | undefined,
   ): Promise<void> {
-    row[fields[from].propertyName] = convert(await pending, fields[from].jsType);
+    const first = await pending;
+    row[fields[from].propertyName] = convert(
+      pendingOptions === undefined ? first : this.checked(first, pendingOptions),
+      fields[from].jsType,
+    );
     for (let index = from + 1; index < fields.length; index++) {
       const field = fields[index];
       if (row[field.propertyName] !== undefined && row[field.propertyName] !== null) continue;
-      row[field.propertyName] = convert(await this.ids.nextAsync(), field.jsType);
+      const options = field.shardFrom === undefined ? undefined : this.shardOptions(field, row);
+      const id = await this.ids.nextAsync(options);
+      row[field.propertyName] = convert(options === undefined ? id : this.checked(id, options), field.jsType);
     }
   }
 }
