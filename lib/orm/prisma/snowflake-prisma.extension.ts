@@ -1,6 +1,6 @@
 import { Prisma } from '@prisma/client/extension';
 import { SnowflakeConfigError } from '../../core/errors.js';
-import type { SnowflakeIdSource } from '../id-issuer.js';
+import { shardBitsOfSource, type SnowflakeIdSource } from '../id-issuer.js';
 import { readClientSchemaInfo } from './prisma-datamodel.js';
 import { PrismaIdFiller, type FilledOperation } from './prisma-id.filler.js';
 import { buildIdPlan } from './prisma-id.plan.js';
@@ -25,6 +25,9 @@ interface QueryParams {
  * The fields are resolved once per client, when `$extends` applies the extension; a missing field or an
  * unsuitable type throws then.
  *
+ * With `shardFrom` (a layout with a shard field), a model's IDs carry the shard of another of its fields, such as
+ * the user ID of an order; see {@link SnowflakePrismaOptions.shardFrom}.
+ *
  * @param ids where IDs come from: `IdService`, or anything with `next(): bigint`
  * @param options extra fields, the doc-comment tag, or the schema text to read tags from
  * @example
@@ -39,8 +42,13 @@ export function snowflakeExtension(ids: SnowflakeIdSource, options: SnowflakePri
       'pass an ID source with next(): bigint, such as the IdService injected from SnowflakeModule.',
     );
   }
+  // A shard key needs a layout with a shard field: checked here, before any client is extended.
+  const shardBits =
+    options.shardFrom === undefined || Object.keys(options.shardFrom).length === 0
+      ? 0
+      : shardBitsOfSource(ids, 'shardFrom');
   return Prisma.defineExtension((client) => {
-    const filler = new PrismaIdFiller(buildIdPlan(readClientSchemaInfo(client), options), ids);
+    const filler = new PrismaIdFiller(buildIdPlan(readClientSchemaInfo(client), options), ids, shardBits);
     const handle =
       (operation: FilledOperation) =>
       async ({ model, args, query }: QueryParams): Promise<unknown> =>
