@@ -17,6 +17,8 @@ export type ShardKey = string | number | bigint | Uint8Array;
 
 const FNV_OFFSET_BASIS = 0x811c9dc5;
 const FNV_PRIME = 0x01000193;
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+const MIN_SAFE = -MAX_SAFE;
 
 /**
  * FNV-1a, 32 bits (Fowler, Noll, Vo; draft-eastlake-fnv), of a key's canonical form (see {@link ShardKey}), as an
@@ -28,7 +30,11 @@ const FNV_PRIME = 0x01000193;
  */
 export function shardKeyHash(key: ShardKey): number {
   if (typeof key === 'string') return fnv1aUtf8(key);
-  if (typeof key === 'bigint') return fnv1aUtf8(key.toString());
+  if (typeof key === 'bigint') {
+    // The same decimal text; a number prints it several times faster than a bigint does.
+    const small = key >= MIN_SAFE && key <= MAX_SAFE;
+    return fnv1aUtf8(small ? String(Number(key)) : key.toString());
+  }
   if (typeof key === 'number') {
     if (!Number.isSafeInteger(key)) {
       throw new InvalidShardKeyError(

@@ -69,6 +69,14 @@ describe('the shard of a key: FNV-1a 32 of its canonical form, xor-folded', () =
         expect(shardOfKey(String(n), 10)).toBe(shard);
       }),
     );
+    fc.assert(
+      fc.property(fc.bigInt({ min: -(2n ** 70n), max: 2n ** 70n }), (n) => {
+        expect(shardKeyHash(n)).toBe(shardKeyHash(n.toString()));
+      }),
+    );
+    for (const edge of [2n ** 53n - 1n, 2n ** 53n, -(2n ** 53n) + 1n, -(2n ** 53n)]) {
+      expect(shardKeyHash(edge)).toBe(shardKeyHash(edge.toString()));
+    }
     expect(shardOfKey(-0, 8)).toBe(shardOfKey(0, 8));
   });
 
