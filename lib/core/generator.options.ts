@@ -1,4 +1,6 @@
+import { inspect } from 'node:util';
 import type { Clock } from './clock.js';
+import { SnowflakeConfigError } from './errors.js';
 import type { Layout } from './layout.js';
 import type { IssuePermit } from './permit.js';
 import type { ShardKey } from './shard-key.js';
@@ -19,8 +21,17 @@ import type { ShardKey } from './shard-key.js';
  */
 export type SequenceStart = 'zero' | 'random' | 'rotating';
 
-/** The sequence starts a generator accepts. @internal */
-export const SEQUENCE_STARTS: readonly SequenceStart[] = ['zero', 'random', 'rotating'];
+const SEQUENCE_STARTS: readonly unknown[] = ['zero', 'random', 'rotating'] satisfies SequenceStart[];
+
+/** The `sequenceStart` option checked: `'zero'` when absent. @throws SnowflakeConfigError naming the option @internal */
+export function sequenceStartOption(value: unknown): SequenceStart {
+  if (value === undefined) return 'zero';
+  if (SEQUENCE_STARTS.includes(value)) return value as SequenceStart;
+  throw new SnowflakeConfigError(
+    'sequenceStart',
+    `expected one of ${SEQUENCE_STARTS.map((m) => `'${String(m)}'`).join(', ')}, got ${inspect(value)}.`,
+  );
+}
 
 /**
  * Options of one call that issues IDs.

@@ -15,14 +15,13 @@ import { nonNegativeOption } from './option-checks.js';
 import type { IssuePermit } from './permit.js';
 import { shardInLayout } from './shard-key.js';
 import {
-  SEQUENCE_STARTS,
   assertBatchCount,
+  sequenceStartOption,
   type GeneratorOptions,
   type GeneratorStats,
   type NextIdOptions,
   type SequenceStart,
 } from './generator.options.js';
-import { SnowflakeConfigError } from './errors.js';
 
 export {
   assertBatchCount,
@@ -94,13 +93,7 @@ export class SnowflakeGenerator {
     this.timestampShift = BigInt(layout.timestampShift);
     this.sequenceShift = BigInt(layout.sequenceShift);
     this.step = 1n << this.sequenceShift;
-    this.startMode = options.sequenceStart ?? 'zero';
-    if (!SEQUENCE_STARTS.includes(this.startMode)) {
-      throw new SnowflakeConfigError(
-        'sequenceStart',
-        `expected one of ${SEQUENCE_STARTS.map((m) => `'${m}'`).join(', ')}, got ${JSON.stringify(options.sequenceStart)}.`,
-      );
-    }
+    this.startMode = sequenceStartOption(options.sequenceStart);
     // The lower half of the sequence: a unit keeps at least half its IDs, and the bits below the top one even out.
     this.startSpan = this.startMode === 'zero' ? 1 : 2 ** (layout.sequenceBits - 1);
     this.random = options.random ?? Math.random;

@@ -8,7 +8,7 @@ import { nonNegativeOption, rejectUnknownKeys } from '../core/option-checks.js';
 import { resolveLeaseSettings, type LeaseSettings } from '../lease/lease.settings.js';
 import { workerIdFromHostname } from '../worker/static.source.js';
 import type { SnowflakeModuleOptions } from './snowflake.options.js';
-import { SEQUENCE_STARTS, type SequenceStart } from '../core/generator.options.js';
+import { sequenceStartOption, type SequenceStart } from '../core/generator.options.js';
 
 /** Module options after validation, with every default filled in. @internal */
 export interface SnowflakeSettings {
@@ -47,15 +47,8 @@ const MODULE_OPTION_KEYS: readonly string[] = Object.keys({
  */
 export function resolveSettings(options: SnowflakeModuleOptions | undefined): SnowflakeSettings {
   const settings = resolveSource(options);
-  const { sequenceStart } = options!;
-  if (sequenceStart === undefined) return settings;
-  if (!SEQUENCE_STARTS.includes(sequenceStart)) {
-    throw new SnowflakeConfigError(
-      'sequenceStart',
-      `expected one of ${SEQUENCE_STARTS.map((m) => `'${m}'`).join(', ')}, got ${JSON.stringify(sequenceStart)}.`,
-    );
-  }
-  return { ...settings, sequenceStart };
+  // Checked here too, so that a wrong value fails with the other options, before any worker ID is claimed.
+  return { ...settings, sequenceStart: sequenceStartOption(options!.sequenceStart) };
 }
 
 /** The settings every worker-ID source shares, and the source's own. */
