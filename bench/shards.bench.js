@@ -8,6 +8,7 @@
  * - Peak: IDs per second at full speed on `twitter` with each sequence start, against the cap, since an offset start
  *   leaves fewer IDs in a time unit.
  */
+import { performance } from 'node:perf_hooks';
 import { do_not_optimize, measure } from 'mitata';
 import { SnowflakeGenerator, resolveLayout } from '../dist/index.js';
 import {
@@ -44,6 +45,39 @@ async function costs(candidates, rounds, log) {
     );
   }
   return times.map((list) => median(list));
+}
+
+/**
+ * Runs `next` flat out for `windowMs` and counts, for every time unit the generator used to its last sequence, the IDs
+ * it issued in it: what a unit holds at peak. Units cut short because the process was descheduled do not end at the
+ * last sequence and are left out, so the figure holds on a busy machine, where IDs per second do not.
+ */
+function idsPerFullUnit(next, layout, windowMs) {
+  const tsShift = BigInt(layout.timestampShift);
+  const seqShift = BigInt(layout.sequenceShift);
+  const seqMask = BigInt(layout.maxSequence);
+  const end = performance.now() + windowMs;
+  let unit = -1n;
+  let first = 0;
+  let last = -1;
+  let full = 0;
+  let held = 0;
+  for (let i = 0; ; i++) {
+    const id = next();
+    const t = id >> tsShift;
+    const seq = Number((id >> seqShift) & seqMask);
+    if (t !== unit) {
+      if (last === layout.maxSequence) {
+        full++;
+        held += last - first + 1;
+      }
+      unit = t;
+      first = seq;
+    }
+    last = seq;
+    if ((i & 255) === 0 && performance.now() > end) break;
+  }
+  return { full, mean: full === 0 ? 0 : held / full };
 }
 
 export default {
@@ -143,8 +177,27 @@ export default {
     );
     log(`peak: ${repeats} × ${windowMs} ms per generator`);
     const rates = measureThroughput(peakCandidates, { windowMs, repeats, log });
+    log(`IDs per fully used unit: ${repeats} × ${windowMs} ms per generator`);
+    const units = peakCandidates.map(() => []);
+    for (let round = 0; round < repeats; round++) {
+      peakCandidates.forEach((c, i) => {
+        collectGarbage();
+        units[i].push(idsPerFullUnit(c.call, c.layout ?? twitter, windowMs));
+        log(`  round ${round + 1}/${repeats} ${c.name}: ${units[i].at(-1).mean.toFixed(1)} IDs per full unit`);
+      });
+    }
+    const perFull = units.map((list) => median(list.map((u) => u.mean)));
+    const fullCounts = units.map((list) => list.reduce((sum, u) => sum + u.full, 0));
     const peakTable = markdownTable(
-      ['generator', 'IDs/s', 'cap (IDs/s)', 'of cap', 'IDs a unit holds at least'],
+      [
+        'generator',
+        'IDs/s',
+        'cap (IDs/s)',
+        'of cap',
+        'IDs per fully used unit',
+        'units counted',
+        'IDs a unit holds at least',
+      ],
       peakCandidates.map((c, i) => {
         const cap = capOf(c.layout ?? twitter);
         return [
@@ -152,10 +205,12 @@ export default {
           formatInt(rates[i].median),
           formatInt(cap),
           formatPercent(rates[i].median / cap),
+          perFull[i].toFixed(1),
+          formatInt(fullCounts[i]),
           formatInt(c.perUnit),
         ];
       }),
-      ['left', 'right', 'right', 'right', 'right'],
+      ['left', 'right', 'right', 'right', 'right', 'right', 'right'],
     );
 
     const nextRatio = ns[1] / ns[0];
@@ -181,10 +236,10 @@ export default {
         pass: true,
       },
       {
-        name: "`next()` with `sequenceStart: 'random'`: peak against `'zero'` on `twitter`",
-        measured: formatPercent(rates[1].median / rates[0].median),
+        name: "`next()` with `sequenceStart: 'random'`: IDs per fully used unit against `'zero'` on `twitter`",
+        measured: formatPercent(perFull[1] / perFull[0]),
         goal: `≥ ${formatPercent(peakCandidates[1].perUnit / 4096)} (the least a unit holds)`,
-        pass: rates[1].median / rates[0].median >= peakCandidates[1].perUnit / 4096,
+        pass: perFull[1] / perFull[0] >= peakCandidates[1].perUnit / 4096,
       },
     ];
 
@@ -195,10 +250,11 @@ export default {
           'hashed on every call (FNV-1a over its UTF-8 bytes or decimal digits); a sequence start draws an offset ' +
           'once per time unit.',
         costTable,
-        `Peak IDs per second: median of ${repeats} windows of ${windowMs} ms, round-robin. An offset start leaves ` +
-          '`2^sequence - k` IDs in a unit that starts at `k`, at least half: `random` averages three quarters of the ' +
-          "cap; `rotating` as much over a cycle. `'sharded'` is capped at 1,024,000 IDs/s by its 10 sequence bits, " +
-          'with or without a key.',
+        `Peak: IDs per second, median of ${repeats} windows of ${windowMs} ms, round-robin; and the IDs issued in ` +
+          "each time unit the generator used to its last sequence (the median of the windows' means), which a busy " +
+          'machine does not distort. An offset start leaves `2^sequence - k` IDs in a unit that starts at `k`, at ' +
+          "least half: `random` averages three quarters of the cap; `rotating` as much over a cycle. `'sharded'` is " +
+          'capped at 1,024,000 IDs/s by its 10 sequence bits, with or without a key.',
         peakTable,
       ],
       targets,
