@@ -95,6 +95,9 @@ describe("@GeneratedId({ shardFrom }) on SQLite, with the 'sharded' layout", () 
         expect(stored).toHaveLength(5);
         expect(stored.map((row) => ids.shardOf(row.id))).toEqual(new Array(5).fill(shard));
         expect(saved.every((row) => row.id % 16n === BigInt(shard))).toBe(true);
+        // Only the related entity set: the foreign key column is read through it, `purchase.customer.id`.
+        const throughRelation = await purchases.save(purchases.create({ customer, item: 'through the relation' }));
+        expect(ids.shardOf(throughRelation.id)).toBe(shard);
         // The relation alone: the key is read through the join column, `review.author.id`.
         const review = await db.getRepository(Review).save({ author: customer });
         expect(ids.shardOf(review.id)).toBe(shard);
