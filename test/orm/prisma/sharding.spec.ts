@@ -1,8 +1,12 @@
+import 'reflect-metadata';
+import { Test } from '@nestjs/testing';
 import { SnowflakeCodec } from '../../../lib/core/codec.js';
 import { ShardKeyMissingError, SnowflakeConfigError } from '../../../lib/core/errors.js';
 import { SnowflakeGenerator } from '../../../lib/core/generator.js';
 import { resolveLayout } from '../../../lib/core/layout.js';
 import { shardOfKey } from '../../../lib/core/shard-key.js';
+import { IdService } from '../../../lib/module/id.service.js';
+import { SnowflakeModule } from '../../../lib/module/snowflake.module.js';
 import {
   PrismaIdFieldError,
   snowflakeExtension,
@@ -107,6 +111,24 @@ describe('snowflakeExtension({ shardFrom }) on SQLite', () => {
     expect(() => extend({ shardFrom: { Order: 'userId' } })).toThrow(/`shardFrom` names no model `Order`/);
     expect(() => extend({ shardFrom: { Post: 'author' } })).toThrow(PrismaIdFieldError);
     expect(() => extend({ shardFrom: { Post: 'author' } })).toThrow(/must name a scalar field.*authorId/);
+  });
+
+  it("works from the app's IdService, as apps apply it", async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [SnowflakeModule.forRoot({ workerId: 12, layout: 'sharded' })],
+    }).compile();
+    try {
+      const ids = moduleRef.get(IdService);
+      const db = extend(SHARDS, ids);
+      const user = await db.user.create({
+        data: { email: 'service@example.com', posts: { create: [{ title: 'p' }, { title: 'q' }] } },
+        include: { posts: true },
+      });
+      expect(ids.decode(user.id)).toMatchObject({ workerId: 12, shard: 0 });
+      expect(user.posts.map((p) => ids.shardOf(p.id))).toEqual([ids.shardOfKey(user.id), ids.shardOfKey(user.id)]);
+    } finally {
+      await moduleRef.close();
+    }
   });
 
   it('refuses an ID from a source that drops the key, rather than store it in the wrong shard', async () => {
