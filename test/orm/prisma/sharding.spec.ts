@@ -70,6 +70,21 @@ describe('snowflakeExtension({ shardFrom }) on SQLite', () => {
     }
     expect(user.posts[0].comments).toHaveLength(2);
     expect(codec.shardOf(user.profile!.id)).toBe(shardOf(user.id));
+
+    const other = await prisma.user.create({
+      data: { email: 'linus@example.com', posts: { createMany: { data: [{ title: 'm1' }, { title: 'm2' }] } } },
+    });
+    // An update that names its row by another field gives no key for the rows it creates.
+    await expect(
+      prisma.user.update({ where: { email: 'linus@example.com' }, data: { posts: { create: { title: 'x' } } } }),
+    ).rejects.toThrow(ShardKeyMissingError);
+    const viaUpdate = await prisma.user.update({
+      where: { id: other.id },
+      data: { posts: { connectOrCreate: { where: { id: 1n }, create: { title: 'm3' } } } },
+      include: { posts: true },
+    });
+    expect(viaUpdate.posts).toHaveLength(3);
+    expect(viaUpdate.posts.map((p) => codec.shardOf(p.id))).toEqual(new Array(3).fill(shardOf(other.id)));
   });
 
   it('takes the key from connect, from a related row created with it, and from the where of an update', async () => {
