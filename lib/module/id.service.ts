@@ -1,8 +1,9 @@
 import { Inject, Injectable, Optional, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { SnowflakeConfigError } from '../core/errors.js';
 import { SnowflakeCodec, type ComposeInput, type SnowflakeParts } from '../core/codec.js';
-import { SnowflakeGenerator, assertBatchCount, type GeneratorStats } from '../core/generator.js';
+import { SnowflakeGenerator, assertBatchCount, type GeneratorStats, type NextIdOptions } from '../core/generator.js';
 import type { Layout } from '../core/layout.js';
+import { shardInLayout, type ShardKey } from '../core/shard-key.js';
 import { msAtTicks } from '../core/time-units.js';
 import { reportsLease, type LeaseStatus } from '../lease/lease.status.js';
 import { WorkerBinding } from '../worker/worker-binding.js';
@@ -119,24 +120,29 @@ export class IdService implements OnModuleInit, OnApplicationShutdown {
     return this.generator.datacenterId;
   }
 
-  /** The next ID. @throws ClockMovedBackError, SequenceExhaustedError, WorkerUnavailableError */
-  next(): bigint {
+  /**
+   * The next ID. With `{ shardKey }` (a layout with a shard field, such as `'sharded'`), the ID carries the key's
+   * shard, the same in every process: `shardOf(id)` and `id % 2^shardBits` give it back.
+   * @throws ClockMovedBackError, SequenceExhaustedError, WorkerUnavailableError
+   * @throws InvalidShardKeyError for an unusable key, or a key on a layout without a shard field
+   */
+  next(options?: NextIdOptions): bigint {
     try {
-      return this.generator.next();
+      return this.generator.next(options);
     } catch (error) {
       throw this.binding.translate(error);
     }
   }
 
   /** The next ID as a decimal string, the safe form for JSON and JavaScript clients. */
-  nextString(): string {
-    return this.next().toString();
+  nextString(options?: NextIdOptions): string {
+    return this.next(options).toString();
   }
 
   /** The next ID as a number; only for layouts of 53 bits or fewer. @throws UnsafeNumberError otherwise */
-  nextNumber(): number {
+  nextNumber(options?: NextIdOptions): number {
     try {
-      return this.generator.nextNumber();
+      return this.generator.nextNumber(options);
     } catch (error) {
       throw this.binding.translate(error);
     }
@@ -147,9 +153,9 @@ export class IdService implements OnModuleInit, OnApplicationShutdown {
    * (40,960 on `twitter` with the default 10 ms), so that a batch never spins for the next time unit longer than
    * one {@link next} may. @throws BatchTooLargeError for more: use {@link nextBatchAsync}
    */
-  nextBatch(count: number): bigint[] {
+  nextBatch(count: number, options?: NextIdOptions): bigint[] {
     try {
-      return this.generator.nextBatch(count);
+      return this.generator.nextBatch(count, options);
     } catch (error) {
       throw this.binding.translate(error);
     }
@@ -159,7 +165,8 @@ export class IdService implements OnModuleInit, OnApplicationShutdown {
    * `count` IDs in increasing order, any number of them, waiting without blocking the event loop between time
    * units and while the lease is being re-claimed or switched (as {@link nextAsync} does).
    */
-  async nextBatchAsync(count: number): Promise<bigint[]> {
+  async nextBatchAsync(count: number, options?: NextIdOptions): Promise<bigint[]> {
+    const shard = options === undefined ? 0n : this.generator.shardBitsOf(options);
     assertBatchCount(count, 'nextBatchAsync');
     const out: bigint[] = [];
     let waited = false;
@@ -174,6 +181,7 @@ export class IdService implements OnModuleInit, OnApplicationShutdown {
     // A lease switch while the batch waited continues under another worker ID, whose IDs may sort below the ones
     // before it. All are distinct; sorting restores the promised order.
     if (waited && !isIncreasing(out)) out.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    if (shard !== 0n) for (let i = 0; i < out.length; i++) out[i] |= shard;
     return out;
   }
 
@@ -181,19 +189,40 @@ export class IdService implements OnModuleInit, OnApplicationShutdown {
    * The next ID, waiting (without blocking the event loop) when the sequence is used up or the lease is being
    * re-claimed or switched. Rejects when the wait cannot end (Redis unreachable past the retries).
    */
-  async nextAsync(): Promise<bigint> {
+  async nextAsync(options?: NextIdOptions): Promise<bigint> {
+    // The key is checked before any wait, so that a bad key fails at once.
+    const shard = options === undefined ? 0n : this.generator.shardBitsOf(options);
     for (;;) {
       try {
-        return this.generator.nextWithoutWaiting();
+        return shard | this.generator.nextWithoutWaiting();
       } catch (caught) {
         await this.binding.waitToIssue(caught);
       }
     }
   }
 
-  /** Splits an ID into time, datacenter, worker and sequence. @throws InvalidSnowflakeError on malformed input */
+  /**
+   * Splits an ID into time, datacenter, worker, sequence and, on a layout with a shard field, shard.
+   * @throws InvalidSnowflakeError on malformed input
+   */
   decode(id: bigint | string | number): SnowflakeParts {
     return this.codec.decode(id);
+  }
+
+  /**
+   * The shard an ID carries, read from its bits without a lookup.
+   * @throws InvalidSnowflakeError on malformed input, or on a layout without a shard field
+   */
+  shardOf(id: bigint | string | number): number {
+    return this.codec.shardOf(id);
+  }
+
+  /**
+   * The shard IDs issued with `{ shardKey: key }` carry: where to look for a key's rows before any ID is known.
+   * @throws InvalidShardKeyError for an unusable key, or on a layout without a shard field
+   */
+  shardOfKey(key: ShardKey): number {
+    return shardInLayout(this.layout, key);
   }
 
   /** Builds an ID from its parts; the inverse of {@link decode}. */

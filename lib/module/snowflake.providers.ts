@@ -24,6 +24,7 @@ export function createGenerator(settings: SnowflakeSettings): SnowflakeGenerator
     clock: settings.clock,
     clockBackToleranceMs: settings.clockBackToleranceMs,
     maxSyncWaitMs: settings.maxSyncWaitMs,
+    sequenceStart: settings.sequenceStart,
     datacenterId: settings.datacenterId,
   });
 }

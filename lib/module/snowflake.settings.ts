@@ -9,6 +9,7 @@ import { resolveLeaseSettings, type LeaseSettings } from '../lease/lease.setting
 import type { CeilingFileSettings } from '../worker/ceiling-file.source.js';
 import { workerIdFromHostname } from '../worker/static.source.js';
 import type { CeilingFileOptions, SnowflakeModuleOptions } from './snowflake.options.js';
+import { sequenceStartOption, type SequenceStart } from '../core/generator.options.js';
 
 /** Module options after validation, with every default filled in. @internal */
 export interface SnowflakeSettings {
@@ -16,6 +17,7 @@ export interface SnowflakeSettings {
   clock: Clock;
   clockBackToleranceMs: number;
   maxSyncWaitMs: number;
+  sequenceStart?: SequenceStart;
   datacenterId: number;
   worker:
     | { kind: 'static' | 'hostname'; workerId: number; ceilingFile?: CeilingFileSettings }
@@ -34,6 +36,7 @@ const MODULE_OPTION_KEYS: readonly string[] = Object.keys({
   workerSource: 0,
   clockBackToleranceMs: 0,
   maxSyncWaitMs: 0,
+  sequenceStart: 0,
   requireSafeNumbers: 0,
   clock: 0,
   isGlobal: 0,
@@ -45,6 +48,13 @@ const MODULE_OPTION_KEYS: readonly string[] = Object.keys({
  * @internal
  */
 export function resolveSettings(options: SnowflakeModuleOptions | undefined): SnowflakeSettings {
+  const settings = resolveSource(options);
+  // Checked here too, so that a wrong value fails with the other options, before any worker ID is claimed.
+  return { ...settings, sequenceStart: sequenceStartOption(options!.sequenceStart) };
+}
+
+/** The settings every worker-ID source shares, and the source's own. */
+function resolveSource(options: SnowflakeModuleOptions | undefined): SnowflakeSettings {
   if (options === null || typeof options !== 'object') {
     throw new SnowflakeConfigError('options', 'expected an object, such as { workerId: 1 } or { redis: { url } }.');
   }
