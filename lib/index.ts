@@ -15,6 +15,15 @@ export {
   type WorkerUnavailableReason,
 } from './core/errors.js';
 export type { SnowflakeIdForm } from './core/id-form.js';
+export { InvalidPublicIdError, InvalidSnowflakeTextError } from './forms/form.errors.js';
+export { format, parse } from './forms/format.js';
+export {
+  publicIdForm,
+  type PublicIdForm,
+  type PublicIdFormOptions,
+  type PublicIdOptions,
+} from './forms/public-id.form.js';
+export { base32Form, base62Form, decimalForm, type TextFormOptions } from './forms/radix.form.js';
 export { SnowflakeGenerator, type GeneratorOptions, type GeneratorStats } from './core/generator.js';
 export {
   DEFAULT_EPOCH,
