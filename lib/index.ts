@@ -48,6 +48,7 @@ export {
 } from './lease/lease.errors.js';
 export type { RedisClientLike, RedisLeaseOptions } from './lease/lease.options.js';
 export type { LeaseStatus } from './lease/lease.status.js';
+export { appPublicIdForm } from './module/app-public-id.form.js';
 export { IdService, type SnowflakeStatus } from './module/id.service.js';
 export { SnowflakeModule } from './module/snowflake.module.js';
 export type { SnowflakeModuleOptions } from './module/snowflake.options.js';

@@ -3,7 +3,7 @@ import { createCipheriv, type Cipher } from 'node:crypto';
 /** FF1's round count (NIST SP 800-38G); FF3-1 uses 8. */
 const ROUNDS = 10;
 /** Halves are JS numbers, and each round adds 48 bits of AES output modulo 2^half: at most 48 bits a half. */
-export const MAX_FEISTEL_BITS = 96;
+const MAX_FEISTEL_BITS = 96;
 
 /**
  * A keyed pseudorandom permutation of the integers below `2^bits`: a Feistel network of {@link ROUNDS} rounds in

@@ -4,7 +4,7 @@ import type { SnowflakeIdForm } from '../core/id-form.js';
 import { resolveLayout, type Layout, type LayoutOptions, type LayoutPresetName } from '../core/layout.js';
 import { rejectUnknownKeys } from '../core/option-checks.js';
 import { BASE32, BASE62, FixedWidthDigits, bitsIn, notADigit, widthFor, type Alphabet } from './alphabet.js';
-import { FeistelPermutation, MAX_FEISTEL_BITS } from './feistel.js';
+import { FeistelPermutation } from './feistel.js';
 import { InvalidPublicIdError } from './form.errors.js';
 import { checkPrefix, checkShape } from './prefix.js';
 import { deriveKeys, type DerivedKey } from './public-id.keys.js';
@@ -141,13 +141,8 @@ export function createPublicIdForm(options: PublicIdOptions, layout: Layout, clo
       `expected an integer from 0 to ${MAX_CHECK_BITS}, got ${String(checkBits)}.`,
     );
   }
+  // At most 63 + 32 bits: within the permutation's 96.
   const blockBits = idBits + checkBits;
-  if (blockBits > MAX_FEISTEL_BITS) {
-    throw new SnowflakeConfigError(
-      at('checkBits'),
-      `the layout's ${idBits} bits and ${checkBits} check bits make ${blockBits}; at most ${MAX_FEISTEL_BITS} are supported.`,
-    );
-  }
   const maxFutureMs = options.maxFutureMs ?? DEFAULT_MAX_FUTURE_MS;
   if (typeof maxFutureMs !== 'number' || Number.isNaN(maxFutureMs) || maxFutureMs < 0) {
     throw new SnowflakeConfigError(

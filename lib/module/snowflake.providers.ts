@@ -10,6 +10,7 @@ import { resolveSettings, type SnowflakeSettings } from './snowflake.settings.js
 import {
   SNOWFLAKE_BINDING,
   SNOWFLAKE_GENERATOR,
+  SNOWFLAKE_PUBLIC_IDS,
   SNOWFLAKE_SETTINGS,
   SNOWFLAKE_WORKER_SOURCE,
 } from './snowflake.tokens.js';
@@ -53,6 +54,11 @@ export const SNOWFLAKE_PROVIDERS: Provider[] = [
     inject: [SNOWFLAKE_MODULE_OPTIONS],
   },
   { provide: SNOWFLAKE_GENERATOR, useFactory: createGenerator, inject: [SNOWFLAKE_SETTINGS] },
+  {
+    provide: SNOWFLAKE_PUBLIC_IDS,
+    useFactory: (settings: SnowflakeSettings) => settings.publicIds ?? null,
+    inject: [SNOWFLAKE_SETTINGS],
+  },
   { provide: SNOWFLAKE_WORKER_SOURCE, useFactory: createWorkerSource, inject: [SNOWFLAKE_SETTINGS] },
   {
     provide: SNOWFLAKE_BINDING,
