@@ -12,7 +12,7 @@ import { InvalidSnowflakeError } from '../core/errors.js';
  */
 export class InvalidSnowflakeTextError extends InvalidSnowflakeError {
   constructor(
-    input: string,
+    input: unknown,
     /** The name of the form the text was read with: `'base32'`, `'base62'`, `'decimal'`, `'public'`. */
     readonly form: string,
     reason: string,
