@@ -91,6 +91,8 @@ export class FixedWidthDigits {
   /** Digits per chunk: the most whose values stay exact as a JS number. */
   private readonly chunk: number;
   private readonly chunkSpan: bigint;
+  /** For a power-of-two radix (base32), the bits of a chunk: a mask and a shift then replace the bigint division. */
+  private readonly chunkBits: bigint | undefined;
   /** The digit values of `max`, to find where a text that is too large first exceeds it. */
   private readonly maxDigits: number[];
 
@@ -103,6 +105,8 @@ export class FixedWidthDigits {
     this.max = (1n << BigInt(bits)) - 1n;
     this.chunk = Math.floor(53 / Math.log2(this.radix));
     this.chunkSpan = BigInt(this.radix) ** BigInt(this.chunk);
+    const radixBits = Math.log2(this.radix);
+    this.chunkBits = Number.isInteger(radixBits) ? BigInt(radixBits * this.chunk) : undefined;
     this.maxDigits = [...this.encode(this.max)].map((character) => alphabet.values[character.charCodeAt(0)]);
   }
 
@@ -117,8 +121,13 @@ export class FixedWidthDigits {
       if (count === remaining) {
         n = Number(rest);
       } else {
-        n = Number(rest % this.chunkSpan);
-        rest /= this.chunkSpan;
+        if (this.chunkBits === undefined) {
+          n = Number(rest % this.chunkSpan);
+          rest /= this.chunkSpan;
+        } else {
+          n = Number(rest & (this.chunkSpan - 1n));
+          rest >>= this.chunkBits;
+        }
       }
       let part = '';
       for (let i = 0; i < count; i++) {
