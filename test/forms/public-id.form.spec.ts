@@ -78,6 +78,23 @@ describe('publicIdForm', () => {
     expect(passed.filter((text) => !images.has(text))).toEqual([]);
   });
 
+  it('writes known public IDs, so that stored and linked ones keep their meaning across versions', () => {
+    // Known answers. A change to the permutation, the key derivation or the text breaks every public ID in
+    // circulation: it needs a new form (another derivation label), never an edit of these values.
+    const id = 2125018075706167296n;
+    const known = [
+      [{}, ['ehf67ke21tggwe4c', 'e351fr04q46ngd86', 'e37kw060243rrg8m']],
+      [{ alphabet: 'base62' as const }, ['kj1Db7ULipBkZZ', 'kDuKMk1Y3dVbov', 'k2iAMC75P8LH21']],
+      [{ prefix: 'user' }, ['user_e8pegq2pmxj7t3me', 'user_exe4qvnk31gf97yv', 'user_e9n6xqx87xannvnd']],
+    ] as const;
+    for (const [options, texts] of known) {
+      // The largest ID lies in 2080: read with a clock past it.
+      const form = publicIdForm({ keys: [KEY], layout: twitter, clock: FAR_FUTURE, ...options });
+      expect([id, 0n, twitter.maxId].map((x) => form.format(x))).toEqual(texts);
+      expect(texts.map((text) => form.parse(text))).toEqual([id, 0n, twitter.maxId]);
+    }
+  });
+
   it('round-trips random IDs of the twitter layout, distinct and of one width, in both alphabets', () => {
     for (const alphabet of ['base32', 'base62'] as const) {
       const form = publicIdForm({ keys: [KEY], layout: twitter, alphabet, prefix: 'user' });
