@@ -7,7 +7,8 @@ import { publicIdForm, type PublicIdFormOptions } from '../../lib/forms/public-i
 
 const KEY = 'k3y-0f-the-app-0123456789abcdef';
 const OLD_KEY = 'an-older-key-0123456789abcdef';
-const DAY = 24 * 3600 * 1000;
+/** A fixed instant in the past for the IDs of single checks, so that each check has one outcome, not a chance of another. */
+const ISSUED_AT = Date.UTC(2026, 5, 1);
 const BASE32 = '0123456789abcdefghjkmnpqrstvwxyz';
 /** A clock past the end of every layout here, so that the time check lets every ID through. */
 const FAR_FUTURE = { now: () => 8.64e15 };
@@ -130,7 +131,7 @@ describe('publicIdForm', () => {
   it('refuses a public ID written with another key, whether its tag differs or happens to be the same', () => {
     const ours = publicIdForm({ keys: [KEY], layout: twitter });
     const theirs = publicIdForm({ keys: [OLD_KEY], layout: twitter });
-    const id = new SnowflakeCodec(twitter).compose({ timestamp: Date.now() - DAY, workerId: 3, sequence: 7 });
+    const id = new SnowflakeCodec(twitter).compose({ timestamp: ISSUED_AT, workerId: 3, sequence: 7 });
     expect(theirs.format(id)[0]).not.toBe(ours.format(id)[0]);
     expect(rejection(() => ours.parse(theirs.format(id)))).toMatchObject({
       name: 'InvalidPublicIdError',
@@ -192,7 +193,7 @@ describe('publicIdForm', () => {
   });
 
   it('rotates keys: the first writes, all read; a key dropped no longer reads', () => {
-    const id = new SnowflakeCodec(twitter).compose({ timestamp: Date.now() - DAY, sequence: 1 });
+    const id = new SnowflakeCodec(twitter).compose({ timestamp: ISSUED_AT, sequence: 1 });
     const before = publicIdForm({ keys: [OLD_KEY], layout: twitter });
     const reading = publicIdForm({ keys: [OLD_KEY, KEY], layout: twitter }); // step 1: every instance reads the new
     const writing = publicIdForm({ keys: [KEY, OLD_KEY], layout: twitter }); // step 2: the new key writes
@@ -212,7 +213,7 @@ describe('publicIdForm', () => {
   it('ties public IDs to their prefix: the same ID under another prefix is unrelated and refused', () => {
     const users = publicIdForm({ keys: [KEY], layout: twitter, prefix: 'user' });
     const orders = publicIdForm({ keys: [KEY], layout: twitter, prefix: 'ord' });
-    const id = new SnowflakeCodec(twitter).compose({ timestamp: Date.now() - DAY });
+    const id = new SnowflakeCodec(twitter).compose({ timestamp: ISSUED_AT });
     const user = users.format(id);
     expect(user.startsWith('user_')).toBe(true);
     expect(orders.format(id).slice(4)).not.toBe(user.slice(5));
