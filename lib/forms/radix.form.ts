@@ -12,9 +12,9 @@ import { checkPrefix, checkShape } from './prefix.js';
  */
 export interface TextFormOptions {
   /**
-   * A type prefix, written before the ID with an underscore: `prefix: 'user'` gives `user_1tzcmnsbw0400` in base32. Lower-case
-   * letters, digits and inner underscores, starting with a letter, at most 63 characters (as TypeID's). A text
-   * without it, or with another, is refused: an order's ID is not taken for a user's.
+   * A type prefix, written before the ID with an underscore: `prefix: 'user'` gives `user_1tzcmnsbw0400` in
+   * base32. Lower-case letters, digits and inner underscores, starting with a letter, at most 63 characters (as
+   * TypeID's). A text without it, or with another, is refused: an order's ID is not taken for a user's.
    */
   prefix?: string;
   /**
