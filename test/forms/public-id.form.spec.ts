@@ -7,7 +7,7 @@ import { publicIdForm, type PublicIdFormOptions } from '../../lib/forms/public-i
 
 const KEY = 'k3y-0f-the-app-0123456789abcdef';
 const OLD_KEY = 'an-older-key-0123456789abcdef';
-/** A fixed instant in the past for the IDs of single checks, so that each check has one outcome, not a chance of another. */
+/** A fixed instant in the past for the IDs of single checks: each check then has one outcome, not a chance. */
 const ISSUED_AT = Date.UTC(2026, 5, 1);
 const BASE32 = '0123456789abcdefghjkmnpqrstvwxyz';
 /** A clock past the end of every layout here, so that the time check lets every ID through. */
