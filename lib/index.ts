@@ -37,6 +37,7 @@ export {
 } from './core/layout.js';
 export type { IssuePermit } from './core/permit.js';
 export { ParseSnowflakeIdPipe, type ParseSnowflakeIdPipeOptions } from './http/parse-snowflake-id.pipe.js';
+export { SnowflakeIdParam, SnowflakeIdQuery } from './http/snowflake-id.decorators.js';
 export { SnowflakeExceptionFilter } from './http/snowflake-exception.filter.js';
 export { bigintsToStrings, snowflakeJsonReplacer } from './json/bigint-json.js';
 export { BigIntSerializerInterceptor } from './json/bigint-serializer.interceptor.js';
@@ -48,10 +49,19 @@ export {
 } from './lease/lease.errors.js';
 export type { RedisClientLike, RedisLeaseOptions } from './lease/lease.options.js';
 export type { LeaseStatus } from './lease/lease.status.js';
+export {
+  observesRenewals,
+  type LeaseRenewalListener,
+  type LeaseRenewalSample,
+  type ObservesRenewals,
+} from './lease/renewal-observers.js';
 export { appPublicIdForm } from './module/app-public-id.form.js';
 export { IdService, type SnowflakeStatus } from './module/id.service.js';
 export { SnowflakeModule } from './module/snowflake.module.js';
+export type { SnowflakeRegistrationExtras } from './module/snowflake.module-definition.js';
+export { DuplicateGeneratorNameError, UnknownGeneratorError } from './module/snowflake.errors.js';
+export { InjectIdService, getIdServiceToken } from './module/snowflake.names.js';
 export type { SnowflakeModuleOptions } from './module/snowflake.options.js';
-export { SNOWFLAKE_GENERATOR, SNOWFLAKE_WORKER_SOURCE } from './module/snowflake.tokens.js';
+export { DEFAULT_GENERATOR_NAME, SNOWFLAKE_GENERATOR, SNOWFLAKE_WORKER_SOURCE } from './module/snowflake.tokens.js';
 export { workerIdFromHostname } from './worker/static.source.js';
 export type { WorkerAssignment, WorkerIdSource, WorkerSourceContext } from './worker/worker-source.js';

@@ -14,6 +14,8 @@ export class OutageLog {
   constructor(
     private readonly logger: LoggerService,
     private readonly intervalMs = 10_000,
+    /** What clients were answered, in the log lines: the HTTP status, or a GraphQL error code. */
+    private readonly answer = '503',
   ) {}
 
   record(error: SnowflakeError): void {
@@ -22,7 +24,7 @@ export class OutageLog {
     if (!this.seen.has(kind)) {
       this.seen.add(kind);
       this.logger.warn(
-        `Answered 503: ${error.name}: ${error.message} (further 503s are summed up every ${this.intervalMs / 1000} s)`,
+        `Answered ${this.answer}: ${error.name}: ${error.message} (further ${this.answer}s are summed up every ${this.intervalMs / 1000} s)`,
       );
     }
     if (this.timer === undefined) {
@@ -37,11 +39,13 @@ export class OutageLog {
       clearInterval(this.timer);
       this.timer = undefined;
       this.seen.clear();
-      this.logger.log(`No request answered 503 in the last ${this.intervalMs / 1000} s: IDs are issued again`);
+      this.logger.log(
+        `No request answered ${this.answer} in the last ${this.intervalMs / 1000} s: IDs are issued again`,
+      );
       return;
     }
     const byKind = [...this.counts].map(([kind, n]) => `${kind}: ${n}`).join(', ');
-    this.logger.warn(`${total} requests answered 503 in the last ${this.intervalMs / 1000} s (${byKind})`);
+    this.logger.warn(`${total} requests answered ${this.answer} in the last ${this.intervalMs / 1000} s (${byKind})`);
     this.counts.clear();
   }
 }

@@ -17,6 +17,11 @@ export interface ParseSnowflakeIdPipeOptions {
   /** Builds the exception thrown for a malformed ID from the message (which names the parameter and the reason). */
   exceptionFactory?: (error: string) => unknown;
   /**
+   * For an instance (`new …`): the name of the registration whose layout IDs follow,
+   * `SnowflakeModule.forRoot({ name })`. @default the default registration
+   */
+  generator?: string;
+  /**
    * The text form string values are read in (`base32Form()`, a public-ID form, …) before the layout is checked;
    * bigints and numbers are taken as IDs. @default decimal digits
    */
@@ -67,7 +72,7 @@ export class ParseSnowflakeIdPipe implements PipeTransform<unknown, bigint | nul
   }
 
   private service(): IdService {
-    this.ids ??= IdService.current();
+    this.ids ??= IdService.current(this.options.generator);
     return this.ids;
   }
 }

@@ -17,3 +17,16 @@ export const SNOWFLAKE_BINDING = 'nestjs-snowflake:binding';
 
 /** The public-ID form (`PublicIdForm`), or null without `publicIds`. @internal */
 export const SNOWFLAKE_PUBLIC_IDS = 'nestjs-snowflake:public-ids';
+/**
+ * The name of the registration made without one. `SnowflakeModule.forRoot({ name: 'default' })` is that
+ * registration too, as with @nestjs/typeorm's default DataSource.
+ *
+ * @publicApi
+ */
+export const DEFAULT_GENERATOR_NAME = 'default';
+
+/** The registration's name (`'default'` without one). @internal */
+export const SNOWFLAKE_NAME = 'nestjs-snowflake:name';
+
+/** The registration's entry in the app's registry of generators. @internal */
+export const SNOWFLAKE_REGISTRATION = 'nestjs-snowflake:registration';

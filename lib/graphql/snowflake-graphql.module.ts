@@ -1,0 +1,39 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { SNOWFLAKE_GRAPHQL_OPTIONS, checkScalarOptions } from './snowflake-graphql.options.js';
+import type { SnowflakeScalarOptions } from './snowflake-scalar.type.js';
+import { SnowflakeScalar } from './snowflake.scalar.js';
+
+/**
+ * Provides the `Snowflake` scalar ({@link SnowflakeScalar}) to `@nestjs/graphql`, bound to the layout of the app's
+ * `IdService`: import it beside `SnowflakeModule` and `GraphQLModule`. Code-first fields and arguments then use
+ * `() => SnowflakeScalar`; schema-first type definitions declare `scalar Snowflake`. Import the class for decimal
+ * strings, or `SnowflakeGraphQLModule.forRoot({ form })` for another text form.
+ *
+ * @example
+ * ```ts
+ * @Module({
+ *   imports: [
+ *     SnowflakeModule.forRoot({ workerId: 1 }),
+ *     SnowflakeGraphQLModule,
+ *     GraphQLModule.forRoot<ApolloDriverConfig>({ driver: ApolloDriver, autoSchemaFile: true }),
+ *   ],
+ *   providers: [OrdersResolver, { provide: APP_FILTER, useClass: SnowflakeGraphQLExceptionFilter }],
+ * })
+ * export class AppModule {}
+ * ```
+ *
+ * @publicApi
+ */
+@Module({ providers: [SnowflakeScalar], exports: [SnowflakeScalar] })
+export class SnowflakeGraphQLModule {
+  /** The scalar with options: `form` for IDs written in another text form than the decimal string. */
+  static forRoot(options: SnowflakeScalarOptions = {}): DynamicModule {
+    return {
+      module: SnowflakeGraphQLModule,
+      // Checked while the module is built, so that bad options fail at bootstrap, naming the option.
+      providers: [
+        { provide: SNOWFLAKE_GRAPHQL_OPTIONS, useFactory: () => checkScalarOptions(options, 'SnowflakeGraphQLModule') },
+      ],
+    };
+  }
+}

@@ -1,0 +1,132 @@
+import { GraphQLError, GraphQLScalarType, Kind, print, type ValueNode } from 'graphql';
+import { parseId } from '../core/codec.js';
+import { InvalidSnowflakeError } from '../core/errors.js';
+import type { SnowflakeIdForm } from '../core/id-form.js';
+import type { Layout } from '../core/layout.js';
+import { checkScalarOptions } from './snowflake-graphql.options.js';
+
+/**
+ * Options of {@link createSnowflakeScalar} and of `SnowflakeGraphQLModule.forRoot()`.
+ *
+ * @publicApi
+ */
+export interface SnowflakeScalarOptions {
+  /**
+   * The text form IDs take in the API: serialised with `form.format(id)`, read back with `form.parse(text)`, then
+   * checked against the layout. With a form, only strings are accepted as input (a number is not a text of the form).
+   * @default the decimal string, with safe-integer numbers accepted as input too
+   */
+  form?: SnowflakeIdForm;
+}
+
+/** The name of the scalar in the schema: `scalar Snowflake`. */
+export const SNOWFLAKE_SCALAR_NAME = 'Snowflake';
+
+/**
+ * The conversions of the `Snowflake` scalar for one layout, shared by the standalone scalar type and the Nest
+ * `@Scalar()` class. Input errors are the library's `InvalidSnowflakeError`, so graphql-js reports them as
+ * validation errors with their reason and keeps them as `originalError` for error formatters; output errors are
+ * GraphQL errors of their own, since a value the server produced is never the client's mistake.
+ *
+ * @internal
+ */
+export class SnowflakeScalarCodec {
+  constructor(
+    private readonly layout: () => Layout,
+    private readonly form: SnowflakeIdForm | undefined,
+  ) {}
+
+  get description(): string {
+    const written =
+      this.form === undefined
+        ? 'a decimal string (exact in JSON and JavaScript, unlike a number beyond 2^53); input may also be a safe integer'
+        : `a string in the ${this.form.name} form`;
+    return `A snowflake ID: a 64-bit, time-ordered integer, written as ${written}.`;
+  }
+
+  /** An ID a resolver returned (a bigint, a decimal string from a driver, or a safe integer) → its text. */
+  serialize(value: unknown): string {
+    let id: bigint;
+    try {
+      id = parseId(value instanceof BigInt ? value.valueOf() : value, this.layout());
+    } catch (error) {
+      if (!(error instanceof InvalidSnowflakeError)) throw error;
+      throw new GraphQLError(`Snowflake cannot represent the value a resolver returned: ${error.message}`, {
+        extensions: { code: 'INTERNAL_SERVER_ERROR' },
+      });
+    }
+    return this.form === undefined ? id.toString() : this.form.format(id);
+  }
+
+  /** A variable's value (JSON: a string, or a number) → a bigint of the layout. */
+  parseValue(value: unknown): bigint {
+    if (typeof value === 'string') return this.parseText(value);
+    if (typeof value === 'number' || typeof value === 'bigint') {
+      if (this.form !== undefined) throw this.notText(value);
+      return parseId(value, this.layout());
+    }
+    throw new InvalidSnowflakeError(value, this.expected(value === null ? 'null' : typeof value));
+  }
+
+  /** A value written in the query itself → a bigint of the layout. */
+  parseLiteral(node: ValueNode): bigint {
+    if (node.kind === Kind.STRING) return this.parseText(node.value);
+    if (node.kind === Kind.INT) {
+      if (this.form !== undefined) throw this.notText(node.value);
+      // The literal's digits are exact, but the same ID in a variable would already be rounded by JSON: one rule for
+      // both, so that clients learn to write large IDs as strings.
+      return parseId(Number(node.value), this.layout());
+    }
+    throw new InvalidSnowflakeError(print(node), this.expected(node.kind.toLowerCase().replace('value', ' value')));
+  }
+
+  private parseText(text: string): bigint {
+    return parseId(this.form === undefined ? text : this.form.parse(text), this.layout());
+  }
+
+  private notText(value: unknown): InvalidSnowflakeError {
+    return new InvalidSnowflakeError(value, `expected a string in the ${this.form!.name} form, not a number.`);
+  }
+
+  private expected(got: string): string {
+    return this.form === undefined
+      ? `expected a decimal string or a safe integer, got ${got}.`
+      : `expected a string in the ${this.form.name} form, got ${got}.`;
+  }
+}
+
+/**
+ * A `Snowflake` scalar type for a layout, for schema-first resolver maps built by hand
+ * (`resolvers: { Snowflake: createSnowflakeScalar(ids.layout) }`) and code-first fields
+ * (`@Field(() => scalar)`) where the layout is known when the schema is declared. In a Nest app,
+ * `SnowflakeGraphQLModule` does the same for both ways, bound to the app's `IdService`.
+ *
+ * It serialises a bigint (or a decimal string, or a safe integer, as drivers return them) to the ID's text, and
+ * parses a string (or a safe integer) into a bigint, refusing letters, negative values, numbers beyond 2^53 and IDs
+ * wider than the layout with a validation error that gives the reason.
+ *
+ * @example
+ * ```ts
+ * GraphQLModule.forRootAsync<ApolloDriverConfig>({
+ *   driver: ApolloDriver,
+ *   inject: [IdService],
+ *   useFactory: (ids: IdService) => ({ typeDefs, resolvers: { Snowflake: createSnowflakeScalar(ids.layout) } }),
+ * });
+ * ```
+ *
+ * @publicApi
+ */
+export function createSnowflakeScalar(
+  layout: Layout,
+  options: SnowflakeScalarOptions = {},
+): GraphQLScalarType<bigint, string> {
+  const { form } = checkScalarOptions(options, 'createSnowflakeScalar()');
+  const codec = new SnowflakeScalarCodec(() => layout, form);
+  return new GraphQLScalarType<bigint, string>({
+    name: SNOWFLAKE_SCALAR_NAME,
+    description: codec.description,
+    serialize: (value) => codec.serialize(value),
+    parseValue: (value) => codec.parseValue(value),
+    parseLiteral: (node) => codec.parseLiteral(node),
+  });
+}

@@ -1,0 +1,66 @@
+import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
+import { ParseSnowflakeIdPipe, type ParseSnowflakeIdPipeOptions } from './parse-snowflake-id.pipe.js';
+
+/** Where in the HTTP request a value is read from; Express and Fastify both parse into these. */
+type RequestPart = 'params' | 'query';
+
+/**
+ * A parameter decorator that reads one named value of the request itself. Nest passes it to global pipes as a
+ * `custom` argument, which a global `ValidationPipe` leaves alone (unless `validateCustomDecorators` is set), so
+ * the ID pipe sees the raw text.
+ */
+const requestValue = (part: RequestPart) =>
+  createParamDecorator((name: string, context: ExecutionContext): unknown => {
+    const request = context.switchToHttp().getRequest<Record<RequestPart, Record<string, unknown> | undefined>>();
+    return request[part]?.[name];
+  });
+
+const paramValue = requestValue('params');
+const queryValue = requestValue('query');
+
+/**
+ * A route parameter as an ID of the app's layout: `@SnowflakeIdParam('id') id: bigint`. The same as
+ * `@Param('id', ParseSnowflakeIdPipe)`, but safe beside a global `ValidationPipe({ transform: true })`, which
+ * otherwise hands a `bigint` parameter to class-transformer before any parameter pipe runs: `new BigInt()` fails
+ * for an absent value ("BigInt is not a constructor") and `BigInt('12ab')` for a malformed one, both as a 500.
+ *
+ * @example
+ * ```ts
+ * @Get(':id') find(@SnowflakeIdParam('id') id: bigint) {}
+ * ```
+ * @publicApi
+ */
+export function SnowflakeIdParam(name: string, options?: ParseSnowflakeIdPipeOptions): ParameterDecorator {
+  return leftToTheIdPipe(paramValue(name, new ParseSnowflakeIdPipe(options)));
+}
+
+/**
+ * A query value as an ID of the app's layout: `@SnowflakeIdQuery('after', { optional: true }) after?: bigint`. Safe
+ * beside a global `ValidationPipe({ transform: true })` (see {@link SnowflakeIdParam}); `optional` lets an absent
+ * value through as `undefined`.
+ *
+ * @publicApi
+ */
+export function SnowflakeIdQuery(name: string, options?: ParseSnowflakeIdPipeOptions): ParameterDecorator {
+  return leftToTheIdPipe(queryValue(name, new ParseSnowflakeIdPipe(options)));
+}
+
+/**
+ * With `validateCustomDecorators: true` a global `ValidationPipe` reaches custom arguments too, and builds a `bigint`
+ * parameter itself from `design:paramtypes` (`new BigInt()` on an absent value). The handler's recorded type of
+ * this one parameter is therefore set to `Object` ("any value"), which ValidationPipe passes through untouched: the
+ * ID pipe is what checks it. TypeScript records the types before it applies parameter decorators, so they are
+ * there to change.
+ */
+function leftToTheIdPipe(decorator: ParameterDecorator): ParameterDecorator {
+  return (target, key, index) => {
+    decorator(target, key, index);
+    if (key === undefined) return;
+    const types: unknown = Reflect.getMetadata('design:paramtypes', target, key);
+    if (Array.isArray(types) && types[index] === BigInt) {
+      const recorded: unknown[] = types.slice();
+      recorded[index] = Object;
+      Reflect.defineMetadata('design:paramtypes', recorded, target, key);
+    }
+  };
+}
