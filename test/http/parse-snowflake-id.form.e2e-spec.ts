@@ -28,7 +28,7 @@ class ItemsController {
   }
 
   @Get('public/:id')
-  byPublicId(@Param('id', new ParseSnowflakeIdPipe({ form: appPublicIdForm })) id: bigint) {
+  byPublicId(@Param('id', new ParseSnowflakeIdPipe({ form: appPublicIdForm() })) id: bigint) {
     return { id: String(id) };
   }
 

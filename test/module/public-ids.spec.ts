@@ -2,11 +2,12 @@ import 'reflect-metadata';
 import type { DynamicModule, LoggerService } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { SnowflakeConfigError } from '../../lib/core/errors.js';
-import { InvalidPublicIdError } from '../../lib/forms/form.errors.js';
+import { InvalidPublicIdError, InvalidSnowflakeTextError } from '../../lib/forms/form.errors.js';
 import { publicIdForm } from '../../lib/forms/public-id.form.js';
 import { appPublicIdForm } from '../../lib/module/app-public-id.form.js';
 import { IdService } from '../../lib/module/id.service.js';
 import { SnowflakeModule } from '../../lib/module/snowflake.module.js';
+import { getIdServiceToken } from '../../lib/module/snowflake.names.js';
 import type { SnowflakeModuleOptions } from '../../lib/module/snowflake.options.js';
 
 const quiet: LoggerService = { log() {}, error() {}, warn() {}, debug() {}, verbose() {} };
@@ -47,8 +48,8 @@ describe('the publicIds option and IdService.toPublicId() / fromPublicId()', () 
       expect(publicIdForm({ keys: [KEY], layout: ids.layout, prefix: 'user' }).format(id)).toBe(text);
       expect(ids.publicIdForm.length).toBe(21);
       // The app-wide form reaches the running service.
-      expect(appPublicIdForm.format(id)).toBe(text);
-      expect(appPublicIdForm.parse(text)).toBe(id);
+      expect(appPublicIdForm().format(id)).toBe(text);
+      expect(appPublicIdForm().parse(text)).toBe(id);
       // Another key tag: no configured key has it, so the value is refused whatever follows.
       const otherTag = text[5] === 'z' ? 'y' : 'z';
       expect(() => ids.fromPublicId(`user_${otherTag}${text.slice(6)}`)).toThrow(InvalidPublicIdError);
@@ -78,6 +79,30 @@ describe('the publicIds option and IdService.toPublicId() / fromPublicId()', () 
     }
   });
 
+  it('gives each named registration its own public IDs', async () => {
+    const orders = await Test.createTestingModule({
+      imports: [
+        SnowflakeModule.forRoot({ workerId: 1, publicIds: { keys: [KEY], prefix: 'user' } }),
+        SnowflakeModule.forRoot({ name: 'orders', workerId: 2, publicIds: { keys: [OLD_KEY], prefix: 'ord' } }),
+      ],
+    })
+      .setLogger(quiet)
+      .compile();
+    await orders.init();
+    try {
+      const users = orders.get(IdService);
+      const orderIds = orders.get<IdService>(getIdServiceToken('orders'));
+      const id = orderIds.next();
+      expect(orderIds.toPublicId(id)).toMatch(/^ord_/);
+      expect(users.toPublicId(id)).toMatch(/^user_/);
+      expect(appPublicIdForm('orders').parse(orderIds.toPublicId(id))).toBe(id);
+      expect(appPublicIdForm().parse(users.toPublicId(id))).toBe(id);
+      expect(() => appPublicIdForm().parse(orderIds.toPublicId(id))).toThrow(InvalidSnowflakeTextError);
+    } finally {
+      await orders.close();
+    }
+  });
+
   it('works on a service built by hand', () => {
     const ids = new IdService({ workerId: 3, layout: 'js-safe', publicIds: { keys: [KEY], alphabet: 'base62' } });
     const id = ids.next();
@@ -91,7 +116,7 @@ describe('the publicIds option and IdService.toPublicId() / fromPublicId()', () 
       const ids = moduleRef.get(IdService);
       expect(() => ids.toPublicId(1n)).toThrow(/set `publicIds: \{ keys: \[secret\] \}`/);
       expect(() => ids.fromPublicId('x')).toThrow(SnowflakeConfigError);
-      expect(() => appPublicIdForm.parse('x')).toThrow(SnowflakeConfigError);
+      expect(() => appPublicIdForm().parse('x')).toThrow(SnowflakeConfigError);
     } finally {
       await moduleRef.close();
     }
