@@ -6,6 +6,7 @@ import request from 'supertest';
 import {
   IdService,
   ParseSnowflakeIdPipe,
+  SnowflakeIdParam,
   SnowflakeModule,
   appPublicIdForm,
   base32Form,
@@ -19,6 +20,11 @@ const users = base32Form({ prefix: 'user', bits: 53 });
 class ItemsController {
   @Get('users/:id')
   user(@Param('id', new ParseSnowflakeIdPipe({ form: users })) id: bigint) {
+    return { id: String(id) };
+  }
+
+  @Get('decorated/:id')
+  decorated(@SnowflakeIdParam('id', { form: users }) id: bigint) {
     return { id: String(id) };
   }
 
@@ -78,6 +84,12 @@ describe('ParseSnowflakeIdPipe with a form, in a booted app', () => {
       .get(`/optional?after=${text}`)
       .expect(200, { after: String(id) });
     await request(server).get('/optional').expect(200, { after: 'absent' });
+    await request(server)
+      .get(`/decorated/${text}`)
+      .expect(200, { id: String(id) });
+    await request(server)
+      .get(`/decorated/${String(id)}`)
+      .expect(400);
   });
 
   it('answers 400 naming the parameter, the position and the character of a malformed text', async () => {
