@@ -18,6 +18,15 @@ export {
   type WorkerUnavailableReason,
 } from './core/errors.js';
 export type { SnowflakeIdForm } from './core/id-form.js';
+export { InvalidPublicIdError, InvalidSnowflakeTextError } from './forms/form.errors.js';
+export { format, parse } from './forms/format.js';
+export {
+  publicIdForm,
+  type PublicIdForm,
+  type PublicIdFormOptions,
+  type PublicIdOptions,
+} from './forms/public-id.form.js';
+export { base32Form, base62Form, decimalForm, type TextFormOptions } from './forms/radix.form.js';
 export {
   SnowflakeGenerator,
   type GeneratorOptions,
@@ -56,6 +65,7 @@ export {
   type LeaseRenewalSample,
   type ObservesRenewals,
 } from './lease/renewal-observers.js';
+export { appPublicIdForm } from './module/app-public-id.form.js';
 export { IdService, type SnowflakeStatus } from './module/id.service.js';
 export { SnowflakeModule } from './module/snowflake.module.js';
 export type { SnowflakeRegistrationExtras } from './module/snowflake.module-definition.js';

@@ -1,6 +1,7 @@
 import { HttpStatus, Injectable, Optional, type ArgumentMetadata, type PipeTransform } from '@nestjs/common';
 import { HttpErrorByCode, type ErrorHttpStatusCode } from '@nestjs/common/utils/http-error-by-code.util.js';
 import { InvalidSnowflakeError } from '../core/errors.js';
+import type { SnowflakeIdForm } from '../core/id-form.js';
 import { IdService } from '../module/id.service.js';
 
 /**
@@ -20,6 +21,11 @@ export interface ParseSnowflakeIdPipeOptions {
    * `SnowflakeModule.forRoot({ name })`. @default the default registration
    */
   generator?: string;
+  /**
+   * The text form string values are read in (`base32Form()`, a public-ID form, …) before the layout is checked;
+   * bigints and numbers are taken as IDs. @default decimal digits
+   */
+  form?: SnowflakeIdForm;
 }
 
 /**
@@ -49,7 +55,9 @@ export class ParseSnowflakeIdPipe implements PipeTransform<unknown, bigint | nul
   transform(value: unknown, metadata: ArgumentMetadata): bigint | null | undefined {
     if ((value === undefined || value === null) && this.options.optional === true) return value;
     try {
-      return this.service().decode(value as bigint | string | number).id;
+      const { form } = this.options;
+      const id = form !== undefined && typeof value === 'string' ? form.parse(value) : value;
+      return this.service().decode(id as bigint | string | number).id;
     } catch (error) {
       if (!(error instanceof InvalidSnowflakeError)) throw error;
       const message = metadata.data ? `${metadata.data}: ${error.message}` : error.message;

@@ -4,6 +4,7 @@ import { SnowflakeCodec, type ComposeInput, type SnowflakeParts } from '../core/
 import { SnowflakeGenerator, assertBatchCount, type GeneratorStats, type NextIdOptions } from '../core/generator.js';
 import type { Layout } from '../core/layout.js';
 import { shardInLayout, type ShardKey } from '../core/shard-key.js';
+import type { PublicIdForm } from '../forms/public-id.form.js';
 import { msAtTicks } from '../core/time-units.js';
 import { reportsLease, type LeaseStatus } from '../lease/lease.status.js';
 import { WorkerBinding } from '../worker/worker-binding.js';
@@ -11,7 +12,7 @@ import type { WorkerIdSource } from '../worker/worker-source.js';
 import type { SnowflakeModuleOptions } from './snowflake.options.js';
 import { createBinding, createGenerator, createWorkerSource } from './snowflake.providers.js';
 import { resolveSettings } from './snowflake.settings.js';
-import { DEFAULT_GENERATOR_NAME, SNOWFLAKE_BINDING, SNOWFLAKE_NAME } from './snowflake.tokens.js';
+import { DEFAULT_GENERATOR_NAME, SNOWFLAKE_BINDING, SNOWFLAKE_NAME, SNOWFLAKE_PUBLIC_IDS } from './snowflake.tokens.js';
 
 /**
  * What `IdService.status()` reports: the worker, the generator's counters and, with a Redis lease, the lease.
@@ -52,6 +53,7 @@ export class IdService implements OnModuleInit, OnApplicationShutdown {
   private readonly codec: SnowflakeCodec;
   private readonly binding: WorkerBinding;
   private readonly generator: SnowflakeGenerator;
+  private readonly publicIds: PublicIdForm | null;
 
   /**
    * Built by the module from its providers. Built by hand (`new IdService({ workerId: 1 })`) it makes its own
@@ -60,9 +62,17 @@ export class IdService implements OnModuleInit, OnApplicationShutdown {
   constructor(
     @Inject(SNOWFLAKE_BINDING) bindingOrOptions: WorkerBinding | SnowflakeModuleOptions,
     @Optional() @Inject(SNOWFLAKE_NAME) name?: string,
+    @Optional() @Inject(SNOWFLAKE_PUBLIC_IDS) publicIds?: PublicIdForm | null,
   ) {
     this.name = name ?? DEFAULT_GENERATOR_NAME;
-    this.binding = bindingOrOptions instanceof WorkerBinding ? bindingOrOptions : bindByHand(bindingOrOptions);
+    if (bindingOrOptions instanceof WorkerBinding) {
+      this.binding = bindingOrOptions;
+      this.publicIds = publicIds ?? null;
+    } else {
+      const settings = resolveSettings(bindingOrOptions);
+      this.binding = createBinding(settings, createGenerator(settings), createWorkerSource(settings));
+      this.publicIds = settings.publicIds ?? null;
+    }
     this.generator = this.binding.generator;
     this.layout = this.binding.layout;
     this.codec = new SnowflakeCodec(this.layout);
@@ -240,6 +250,37 @@ export class IdService implements OnModuleInit, OnApplicationShutdown {
     return this.codec.maxIdAt(date);
   }
 
+  /**
+   * The public ID of `id`: an opaque, fixed-width text that hides when the ID was issued and how many were, written
+   * with the first of `publicIds.keys`. @throws SnowflakeConfigError without the `publicIds` option
+   */
+  toPublicId(id: bigint): string {
+    return this.publicIdForm.format(id);
+  }
+
+  /**
+   * The ID behind a public ID written with any of `publicIds.keys`.
+   * @throws InvalidPublicIdError for a forged, altered or foreign value; InvalidSnowflakeTextError for malformed text
+   */
+  fromPublicId(text: string): bigint {
+    return this.publicIdForm.parse(text);
+  }
+
+  /**
+   * The public-ID form of the `publicIds` option, for the pipe's `form` option and the validators.
+   * @throws SnowflakeConfigError without the `publicIds` option
+   */
+  get publicIdForm(): PublicIdForm {
+    if (this.publicIds === null) {
+      throw new SnowflakeConfigError(
+        'publicIds',
+        'public IDs need keys: set `publicIds: { keys: [secret] }` in SnowflakeModule.forRoot() (a secret of at ' +
+          'least 16 bytes, such as the output of `openssl rand -base64 32`).',
+      );
+    }
+    return this.publicIds;
+  }
+
   /** The worker, the counters and the lease. */
   status(): SnowflakeStatus {
     const stats = this.generator.stats();
@@ -261,12 +302,6 @@ export class IdService implements OnModuleInit, OnApplicationShutdown {
       lease,
     };
   }
-}
-
-/** The parts of a service built by hand: a fixed worker ID's at once, a lease's on `onModuleInit()`. */
-function bindByHand(options: SnowflakeModuleOptions): WorkerBinding {
-  const settings = resolveSettings(options);
-  return createBinding(settings, createGenerator(settings), createWorkerSource(settings));
 }
 
 /** The services started in this process and not shut down, in start order. */

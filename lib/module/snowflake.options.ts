@@ -1,6 +1,7 @@
 import type { Clock } from '../core/clock.js';
 import type { SequenceStart } from '../core/generator.options.js';
 import type { LayoutOptions, LayoutPresetName } from '../core/layout.js';
+import type { PublicIdOptions } from '../forms/public-id.form.js';
 import type { RedisLeaseOptions } from '../lease/lease.options.js';
 import type { WorkerIdSource } from '../worker/worker-source.js';
 
@@ -77,4 +78,9 @@ export interface SnowflakeModuleOptions {
   requireSafeNumbers?: boolean;
   /** The wall clock, for tests. @default systemClock */
   clock?: Clock;
+  /**
+   * Public IDs for `IdService.toPublicId()` / `fromPublicId()`: opaque texts that hide time and volume, keyed with
+   * `keys` (the first writes, all read). Validated at bootstrap.
+   */
+  publicIds?: PublicIdOptions;
 }

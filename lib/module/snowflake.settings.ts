@@ -4,6 +4,7 @@ import { systemClock, type Clock } from '../core/clock.js';
 import type { WorkerIdSource } from '../worker/worker-source.js';
 import { SnowflakeConfigError } from '../core/errors.js';
 import { assertNodeFits, resolveLayout, type Layout } from '../core/layout.js';
+import { createPublicIdForm, type PublicIdForm } from '../forms/public-id.form.js';
 import { nonNegativeOption, rejectUnknownKeys } from '../core/option-checks.js';
 import { resolveLeaseSettings, type LeaseSettings } from '../lease/lease.settings.js';
 import type { CeilingFileSettings } from '../worker/ceiling-file.source.js';
@@ -23,6 +24,8 @@ export interface SnowflakeSettings {
     | { kind: 'static' | 'hostname'; workerId: number; ceilingFile?: CeilingFileSettings }
     | { kind: 'redis'; lease: LeaseSettings }
     | { kind: 'custom'; source: WorkerIdSource };
+  /** The public-ID form, when `publicIds` is set. */
+  publicIds?: PublicIdForm;
 }
 
 /** Every option of {@link SnowflakeModuleOptions}, and the module builder's `isGlobal`. */
@@ -39,6 +42,7 @@ const MODULE_OPTION_KEYS: readonly string[] = Object.keys({
   sequenceStart: 0,
   requireSafeNumbers: 0,
   clock: 0,
+  publicIds: 0,
   isGlobal: 0,
 } satisfies Record<keyof SnowflakeModuleOptions | 'isGlobal', 0>);
 
@@ -48,13 +52,20 @@ const MODULE_OPTION_KEYS: readonly string[] = Object.keys({
  * @internal
  */
 export function resolveSettings(options: SnowflakeModuleOptions | undefined): SnowflakeSettings {
-  const settings = resolveSource(options);
+  const settings = resolveIssueSettings(options);
   // Checked here too, so that a wrong value fails with the other options, before any worker ID is claimed.
-  return { ...settings, sequenceStart: sequenceStartOption(options!.sequenceStart) };
+  const sequenceStart = sequenceStartOption(options!.sequenceStart);
+  const publicIds = options?.publicIds;
+  if (publicIds === undefined) return { ...settings, sequenceStart };
+  return {
+    ...settings,
+    sequenceStart,
+    publicIds: createPublicIdForm(publicIds, settings.layout, settings.clock, 'publicIds.'),
+  };
 }
 
-/** The settings every worker-ID source shares, and the source's own. */
-function resolveSource(options: SnowflakeModuleOptions | undefined): SnowflakeSettings {
+/** The settings of issuing IDs: layout, clock and worker-ID source. */
+function resolveIssueSettings(options: SnowflakeModuleOptions | undefined): SnowflakeSettings {
   if (options === null || typeof options !== 'object') {
     throw new SnowflakeConfigError('options', 'expected an object, such as { workerId: 1 } or { redis: { url } }.');
   }
