@@ -1,7 +1,9 @@
 import { HttpStatus, Injectable, Optional, type ArgumentMetadata, type PipeTransform } from '@nestjs/common';
 import { HttpErrorByCode, type ErrorHttpStatusCode } from '@nestjs/common/utils/http-error-by-code.util.js';
 import { InvalidSnowflakeError } from '../core/errors.js';
+import { rejectUnknownKeys } from '../core/option-checks.js';
 import { IdService } from '../module/id.service.js';
+import { generatorOption } from '../module/snowflake.names.js';
 
 /**
  * Options of {@link ParseSnowflakeIdPipe}, those of Nest's `ParseIntPipe`.
@@ -21,6 +23,13 @@ export interface ParseSnowflakeIdPipeOptions {
    */
   generator?: string;
 }
+
+const PIPE_OPTION_KEYS = [
+  'optional',
+  'errorHttpStatusCode',
+  'exceptionFactory',
+  'generator',
+] as const satisfies readonly (keyof ParseSnowflakeIdPipeOptions)[];
 
 /**
  * Parses a route parameter, query value or body field into an ID (a bigint) of the app's layout:
@@ -42,7 +51,7 @@ export class ParseSnowflakeIdPipe implements PipeTransform<unknown, bigint | nul
       this.ids = idsOrOptions;
       this.options = {};
     } else {
-      this.options = idsOrOptions ?? {};
+      this.options = checkPipeOptions(idsOrOptions);
     }
   }
 
@@ -67,6 +76,17 @@ export class ParseSnowflakeIdPipe implements PipeTransform<unknown, bigint | nul
     this.ids ??= IdService.current(this.options.generator);
     return this.ids;
   }
+}
+
+/**
+ * Checks an instance's options where it is declared (the pipe is built with the controller class): a misspelt key or
+ * a malformed `generator` fails the bootstrap naming it, rather than leaving its default in force.
+ */
+function checkPipeOptions(options: ParseSnowflakeIdPipeOptions | undefined): ParseSnowflakeIdPipeOptions {
+  if (options === undefined || options === null) return {};
+  rejectUnknownKeys('', options, PIPE_OPTION_KEYS, 'ParseSnowflakeIdPipe');
+  generatorOption(options.generator, 'ParseSnowflakeIdPipe');
+  return options;
 }
 
 function httpPhrase(status: number): string {

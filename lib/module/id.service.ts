@@ -119,6 +119,11 @@ export class IdService implements OnModuleInit, OnApplicationShutdown {
     return this.generator.datacenterId;
   }
 
+  /** The worker-ID source behind this service, for integrations that listen to it (metrics). @internal */
+  get workerSource(): WorkerIdSource {
+    return this.binding.source;
+  }
+
   /** The next ID. @throws ClockMovedBackError, SequenceExhaustedError, WorkerUnavailableError */
   next(): bigint {
     try {
