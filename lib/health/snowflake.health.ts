@@ -173,6 +173,9 @@ function downReason(
           : `The worker-ID lease lapsed: it could not be renewed in time.${lastError(status)}`,
     };
   }
+  // A namespace low on free worker IDs (capacity.low in the details, and a warning in the log) is not a down reason:
+  // this instance holds its ID and issues. Taking it out of rotation would shed capacity exactly when the fleet is
+  // largest, and it would not free the ID for anyone. The instance that cannot start is the one that reports it.
   if (status.clockBehindMs > maxClockBehindMs) {
     return {
       reason: 'clock-behind',
@@ -212,6 +215,11 @@ function describe(status: SnowflakeStatus): Record<string, unknown> {
           clockInSync: lease.clockInSync,
           settlingInMs: lease.settlingInMs,
           switches: lease.switches,
+          capacity:
+            lease.capacity === null
+              ? null
+              : { ...lease.capacity, checkedAt: new Date(lease.capacity.checkedAt).toISOString() },
+          lowCapacityAtFree: lease.lowCapacityAtFree,
         }),
     issued: status.issued,
     overflowWaits: status.overflowWaits,

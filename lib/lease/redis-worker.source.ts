@@ -5,6 +5,7 @@ import { msAtTicks, ticksAtMs } from '../core/time-units.js';
 import type { WorkerAssignment, WorkerIdSource, WorkerSourceContext } from '../worker/worker-source.js';
 import { countLease } from '../worker/process-workers.js';
 import { SerialQueue, Sleeper, Waiters } from './async-tools.js';
+import { CapacityGauge } from './capacity-gauge.js';
 import { claimLease, type ClaimHost } from './claim-loop.js';
 import { RedisLeaseBackend, type LeaseBackend } from './lease.backend.js';
 import { leaseKeys, type LeaseKeys } from './lease.keys.js';
@@ -50,6 +51,7 @@ export class RedisWorkerSource implements WorkerIdSource, ObservesRenewals {
   private backend: LeaseBackend | undefined;
   private rounds: LeaseRounds | undefined;
   private giveBack: GiveBack | undefined;
+  private capacity: CapacityGauge | undefined;
   private uncount: () => void = () => undefined;
   private lastRenewalAt: number | null = null;
   private lastError: string | null = null;
@@ -94,6 +96,7 @@ export class RedisWorkerSource implements WorkerIdSource, ObservesRenewals {
     const backend = await this.openBackend(this.settings, this.keys);
     this.backend = backend;
     const { layout, logger } = context;
+    this.capacity = new CapacityGauge(this.settings, logger);
     this.rounds = new LeaseRounds(
       backend,
       this.serverClock,
@@ -101,6 +104,7 @@ export class RedisWorkerSource implements WorkerIdSource, ObservesRenewals {
       this.settings,
       layout,
       this.fixedDatacenterId,
+      this.capacity,
     );
     this.giveBack = new GiveBack(
       this.rounds,
@@ -192,6 +196,7 @@ export class RedisWorkerSource implements WorkerIdSource, ObservesRenewals {
       renewalFailures: this.renewalBackoff.failuresInARow,
       switches: this.switches,
       lastError: this.lastError,
+      capacity: this.capacity?.current ?? null,
     });
   }
 

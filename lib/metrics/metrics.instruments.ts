@@ -1,5 +1,5 @@
 import type { Attributes, BatchObservableCallback, Meter, Observable } from '@opentelemetry/api';
-import type { LeaseStatus } from '../lease/lease.status.js';
+import type { LeaseCapacity, LeaseStatus } from '../lease/lease.status.js';
 import type { LeaseRenewalSample, ObservesRenewals } from '../lease/renewal-observers.js';
 import type { SnowflakeStatus } from '../module/id.service.js';
 
@@ -16,20 +16,12 @@ const LEASE_STATES: readonly LeaseStatus['state'][] = [
 ];
 
 /**
- * Held and free worker IDs of the namespace, as the lease reports them once it counts them. Read structurally, so
- * that a lease status without the field publishes no capacity gauges instead of failing.
+ * Held and free worker IDs of the namespace, as the lease counted them at its last claim or renewal. An app's own
+ * source may report a status without them (or null before its first count): then no capacity gauge is published,
+ * rather than a made-up zero.
  */
-interface LeaseCapacity {
-  size: number;
-  held: number;
-  free: number;
-  low: boolean;
-  checkedAt: number;
-}
-
 function capacityOf(lease: LeaseStatus): LeaseCapacity | null {
-  const capacity = (lease as { capacity?: LeaseCapacity | null }).capacity;
-  return capacity !== undefined && capacity !== null && typeof capacity.held === 'number' ? capacity : null;
+  return (lease as Partial<LeaseStatus>).capacity ?? null;
 }
 
 /** Attribute names: OpenTelemetry's `error.type` for causes, the rest in the library's namespace. */

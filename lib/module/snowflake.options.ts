@@ -4,6 +4,26 @@ import type { RedisLeaseOptions } from '../lease/lease.options.js';
 import type { WorkerIdSource } from '../worker/worker-source.js';
 
 /**
+ * The object form of {@link SnowflakeModuleOptions.ceilingFile}.
+ *
+ * @publicApi
+ */
+export interface CeilingFileOptions {
+  /** The file; its directory must exist and be writable, on a disk that survives restarts. */
+  path: string;
+  /**
+   * How far ahead of the clock each write puts the ceiling; the next write starts half a step before it is reached.
+   * Longer steps write less often, and make a restart right after a crash wait longer. @default 5000
+   */
+  stepMs?: number;
+  /**
+   * The longest the start waits for the clock to pass the recorded ceiling before it fails with `CeilingFileError`.
+   * @default stepMs + 1000 (a restart right after a crash, with 1 s of clock set back)
+   */
+  maxWaitMs?: number;
+}
+
+/**
  * Options of {@link SnowflakeModule}. Give exactly one worker-ID source: `workerId` (a number or `'hostname'`),
  * `redis` (a lease) or `workerSource` (your own).
  *
@@ -23,6 +43,13 @@ export interface SnowflakeModuleOptions {
    * hands out worker bits only, unless `redis.allocateDatacenter` is set. @default 0
    */
   datacenterId?: number;
+  /**
+   * With a fixed `workerId` (a number or `'hostname'`): keep the worker's ceiling, the highest timestamp it may
+   * issue, in this local file, written and fsynced ahead of use, so that a restart with the clock set back (or right
+   * after a crash) issues only above what was issued before. A path, or `{ path, stepMs, maxWaitMs }`. Every worker
+   * needs a file of its own, such as `/var/lib/app/snowflake-worker-3.json`.
+   */
+  ceilingFile?: string | CeilingFileOptions;
   /** The host name `workerId: 'hostname'` reads. @default os.hostname() */
   hostname?: string;
   /** Lease the worker ID from Redis. */

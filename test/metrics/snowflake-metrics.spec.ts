@@ -8,7 +8,7 @@ import type { LoggerService } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { metrics } from '@opentelemetry/api';
 import { SnowflakeConfigError } from '../../lib/core/errors.js';
-import type { LeaseStatus } from '../../lib/lease/lease.status.js';
+import type { LeaseCapacity, LeaseStatus } from '../../lib/lease/lease.status.js';
 import { SnowflakeMetricsModule } from '../../lib/metrics.js';
 import type { SnowflakeMetricsOptions } from '../../lib/metrics/metrics.options.js';
 import { IdService } from '../../lib/module/id.service.js';
@@ -179,7 +179,7 @@ describe('SnowflakeMetricsModule with a static worker ID', () => {
  */
 class CountingSource implements WorkerIdSource {
   readonly kind = 'counting';
-  capacity: { size: number; held: number; free: number; low: boolean; checkedAt: number } | null = null;
+  capacity: LeaseCapacity | null = null;
   state: LeaseStatus['state'] = 'held';
 
   start(_context: WorkerSourceContext): Promise<WorkerAssignment> {
@@ -194,7 +194,7 @@ class CountingSource implements WorkerIdSource {
   whenReady(): Promise<void> {
     return Promise.resolve();
   }
-  leaseStatus(): LeaseStatus & { capacity: CountingSource['capacity'] } {
+  leaseStatus(): LeaseStatus {
     const held = this.state === 'held';
     return {
       state: this.state,
@@ -216,6 +216,7 @@ class CountingSource implements WorkerIdSource {
       switches: 2,
       lastError: null,
       capacity: this.capacity,
+      lowCapacityAtFree: 1,
     };
   }
 }
