@@ -1,4 +1,4 @@
-import { HttpStatus, Injectable, Optional, type ArgumentMetadata, type PipeTransform } from '@nestjs/common';
+import { HttpStatus, Inject, Injectable, Optional, type ArgumentMetadata, type PipeTransform } from '@nestjs/common';
 import { HttpErrorByCode, type ErrorHttpStatusCode } from '@nestjs/common/utils/http-error-by-code.util.js';
 import { InvalidSnowflakeError } from '../core/errors.js';
 import { rejectUnknownKeys } from '../core/option-checks.js';
@@ -46,7 +46,9 @@ export class ParseSnowflakeIdPipe implements PipeTransform<unknown, bigint | nul
   private readonly options: ParseSnowflakeIdPipeOptions;
   private ids: IdService | undefined;
 
-  constructor(@Optional() idsOrOptions?: IdService | ParseSnowflakeIdPipeOptions) {
+  // The token is named: a union type is recorded as `Object`, which Nest would look for in vain, leaving the class form
+  // to the process-wide lookup that cannot choose between apps of different layouts.
+  constructor(@Optional() @Inject(IdService) idsOrOptions?: IdService | ParseSnowflakeIdPipeOptions) {
     if (idsOrOptions instanceof IdService) {
       this.ids = idsOrOptions;
       this.options = {};
