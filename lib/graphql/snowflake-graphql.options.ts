@@ -1,5 +1,5 @@
 import { SnowflakeConfigError } from '../core/errors.js';
-import type { SnowflakeIdForm } from '../core/id-form.js';
+import { checkIdForm } from '../core/id-form.check.js';
 import { rejectUnknownKeys } from '../core/option-checks.js';
 import { generatorOption } from '../module/snowflake.names.js';
 import type { SnowflakeScalarOptions } from './snowflake-scalar.type.js';
@@ -42,21 +42,7 @@ export function checkScalarOptions(
     throw new SnowflakeConfigError('options', `${owner} expected an object, such as {} or { form }.`);
   }
   rejectUnknownKeys('', options, [...SCALAR_OPTION_KEYS, ...extraKeys], owner);
-  const form = options.form as Partial<SnowflakeIdForm> | null | undefined;
-  if (form === undefined) return { form: undefined };
-  if (
-    form === null ||
-    typeof form !== 'object' ||
-    typeof form.name !== 'string' ||
-    typeof form.format !== 'function' ||
-    typeof form.parse !== 'function'
-  ) {
-    throw new SnowflakeConfigError(
-      'form',
-      'expected a SnowflakeIdForm, an object with `name`, `format(id)` and `parse(text)`; leave it out for decimal strings.',
-    );
-  }
-  return { form: form as SnowflakeIdForm };
+  return { form: checkIdForm(options.form, owner) };
 }
 
 /** The options of a scalar bound to a registration, checked. @internal */

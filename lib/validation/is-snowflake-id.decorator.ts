@@ -1,5 +1,6 @@
 import { registerDecorator, type ValidationOptions } from 'class-validator';
 import type { SnowflakeIdForm } from '../core/id-form.js';
+import { checkIdForm } from '../core/id-form.check.js';
 import { rejectUnknownKeys } from '../core/option-checks.js';
 import { generatorOption } from '../module/snowflake.names.js';
 import { SnowflakeIdConstraint, type SnowflakeIdConstraintArgs } from './snowflake-id.constraint.js';
@@ -50,7 +51,7 @@ export function IsSnowflakeId(options: IsSnowflakeIdOptions = {}): PropertyDecor
   rejectUnknownKeys('', options, KNOWN_KEYS, '@IsSnowflakeId()');
   const { form, generator, ...validationOptions } = options;
   const constraint: SnowflakeIdConstraintArgs = {
-    form,
+    form: checkIdForm(form, '@IsSnowflakeId()'),
     generator: generatorOption(generator, '@IsSnowflakeId()'),
     each: options.each === true,
   };
