@@ -72,13 +72,14 @@ export function findIdService(
   generator: string | undefined,
   where: string,
 ): IdService | undefined {
+  const isDefault = generator === undefined || generator === DEFAULT_GENERATOR_NAME;
   const registry = findRegistry(moduleRef);
+  // An IdService the app provides by class (built by hand) stands for the default, beside named registrations too.
+  const found = registry?.get(generator) ?? (isDefault ? providedByClass(moduleRef) : undefined);
   const names = registry?.names() ?? [];
-  if (registry === undefined || names.length === 0) {
-    return generator === undefined || generator === DEFAULT_GENERATOR_NAME ? providedByClass(moduleRef) : undefined;
+  if (found === undefined && names.length > 0) {
+    throw new UnknownGeneratorError(generator ?? DEFAULT_GENERATOR_NAME, names, where);
   }
-  const found = registry.get(generator);
-  if (found === undefined) throw new UnknownGeneratorError(generator ?? DEFAULT_GENERATOR_NAME, names, where);
   return found;
 }
 

@@ -255,3 +255,23 @@ describe('names the app does not register', () => {
     expect((error as Error).message).toMatch(/did you mean `generator`\?/);
   });
 });
+
+describe('an IdService the app provides by hand, beside a named registration', () => {
+  it('is the default the Snowflake scalar follows', async () => {
+    const handBuilt = new IdService({ workerId: 5, layout: 'js-safe' });
+    const moduleRef = await Test.createTestingModule({
+      imports: [SnowflakeModule.forRoot({ name: 'orders', workerId: 2 }), SnowflakeGraphQLModule],
+      providers: [{ provide: IdService, useValue: handBuilt }],
+    })
+      .setLogger(quiet)
+      .compile();
+    try {
+      await moduleRef.init();
+      const scalar = moduleRef.get(SnowflakeScalar);
+      expect(scalar.parseValue('42')).toBe(42n);
+      expect(() => scalar.parseValue(String(2n ** 60n))).toThrow(/wider than the layout's 53 bits/);
+    } finally {
+      await moduleRef.close();
+    }
+  });
+});
