@@ -9,19 +9,18 @@ import type { SnowflakeIdForm } from './id-form.js';
  */
 export function checkIdForm(form: unknown, owner: string): SnowflakeIdForm | undefined {
   if (form === undefined) return undefined;
-  const given = form as Partial<SnowflakeIdForm> | null;
-  if (
-    given === null ||
-    typeof given !== 'object' ||
-    typeof given.name !== 'string' ||
-    typeof given.format !== 'function' ||
-    typeof given.parse !== 'function'
-  ) {
+  if (!isIdForm(form)) {
     throw new SnowflakeConfigError(
       'form',
       `${owner} expected a SnowflakeIdForm, an object with \`name\`, \`format(id)\` and \`parse(text)\`; leave it ` +
         'out for decimal strings.',
     );
   }
-  return given as SnowflakeIdForm;
+  return form;
+}
+
+function isIdForm(value: unknown): value is SnowflakeIdForm {
+  if (typeof value !== 'object' || value === null) return false;
+  const { name, format, parse } = value as Record<string, unknown>;
+  return typeof name === 'string' && typeof format === 'function' && typeof parse === 'function';
 }
