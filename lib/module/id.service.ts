@@ -130,6 +130,11 @@ export class IdService implements OnModuleInit, OnApplicationShutdown {
     return this.generator.datacenterId;
   }
 
+  /** The worker-ID source behind this service, for integrations that listen to it (metrics). @internal */
+  get workerSource(): WorkerIdSource {
+    return this.binding.source;
+  }
+
   /**
    * The next ID. With `{ shardKey }` (a layout with a shard field, such as `'sharded'`), the ID carries the key's
    * shard, the same in every process: `shardOf(id)` and `id % 2^shardBits` give it back.

@@ -181,3 +181,20 @@ describe('options', () => {
     }
   });
 });
+
+describe('createSnowflakeScalar with a name', () => {
+  it('names the type in the schema and in its errors, for a second ID space', () => {
+    const orderId = createSnowflakeScalar(jsSafe, { name: 'OrderId' });
+    expect(orderId.name).toBe('OrderId');
+    expect(orderId.parseValue('42')).toBe(42n);
+    expect(() => orderId.parseValue(big.toString())).toThrow(/wider than the layout's 53 bits/);
+    expect(thrown(() => orderId.serialize(big)).message).toMatch(/^OrderId cannot represent the value/);
+  });
+
+  it('refuses a name GraphQL does not allow, and the generator option it has no use for', () => {
+    expect(() => createSnowflakeScalar(twitter, { name: 'Order-Id' })).toThrow(/`name`.*GraphQL type name/);
+    expect(() => createSnowflakeScalar(twitter, { generator: 'orders' } as never)).toThrow(
+      /createSnowflakeScalar\(\) has no option "generator"/,
+    );
+  });
+});
