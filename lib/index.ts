@@ -44,5 +44,14 @@ export { IdService, type SnowflakeStatus } from './module/id.service.js';
 export { SnowflakeModule } from './module/snowflake.module.js';
 export type { SnowflakeModuleOptions } from './module/snowflake.options.js';
 export { SNOWFLAKE_GENERATOR, SNOWFLAKE_WORKER_SOURCE } from './module/snowflake.tokens.js';
+export {
+  CeilingAheadOfClockError,
+  CeilingFileAccessError,
+  CeilingFileCorruptError,
+  CeilingFileError,
+  CeilingFileForeignError,
+  type CeilingFileOwner,
+} from './worker/ceiling-file.errors.js';
+export type { CeilingFileOptions } from './worker/ceiling-file.options.js';
 export { workerIdFromHostname } from './worker/static.source.js';
 export type { WorkerAssignment, WorkerIdSource, WorkerSourceContext } from './worker/worker-source.js';

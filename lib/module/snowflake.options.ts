@@ -1,6 +1,7 @@
 import type { Clock } from '../core/clock.js';
 import type { LayoutOptions, LayoutPresetName } from '../core/layout.js';
 import type { RedisLeaseOptions } from '../lease/lease.options.js';
+import type { CeilingFileOptions } from '../worker/ceiling-file.options.js';
 import type { WorkerIdSource } from '../worker/worker-source.js';
 
 /**
@@ -25,6 +26,12 @@ export interface SnowflakeModuleOptions {
   datacenterId?: number;
   /** The host name `workerId: 'hostname'` reads. @default os.hostname() */
   hostname?: string;
+  /**
+   * With `workerId` only: a file on local disk (one per worker ID) that keeps the worker's ceiling between runs, so
+   * that a restart never repeats IDs of an earlier run, even with the clock set back. A path, or
+   * `{ path, aheadMs?, maxWaitMs? }`; see {@link CeilingFileOptions}.
+   */
+  ceilingFile?: string | CeilingFileOptions;
   /** Lease the worker ID from Redis. */
   redis?: RedisLeaseOptions;
   /**

@@ -1,6 +1,7 @@
 import { Logger, type Provider } from '@nestjs/common';
 import { SnowflakeGenerator } from '../core/generator.js';
 import { RedisWorkerSource } from '../lease/redis-worker.source.js';
+import { FileCeilingWorkerSource } from '../worker/file-ceiling.source.js';
 import { StaticWorkerSource } from '../worker/static.source.js';
 import { WorkerBinding } from '../worker/worker-binding.js';
 import type { WorkerIdSource } from '../worker/worker-source.js';
@@ -33,7 +34,9 @@ export function createWorkerSource(settings: SnowflakeSettings): WorkerIdSource 
     case 'redis':
       return new RedisWorkerSource(worker.lease, settings.datacenterId);
     default:
-      return new StaticWorkerSource(worker.kind, worker.workerId, settings.datacenterId);
+      return worker.ceilingFile === undefined
+        ? new StaticWorkerSource(worker.kind, worker.workerId, settings.datacenterId)
+        : new FileCeilingWorkerSource(worker.kind, worker.workerId, settings.datacenterId, worker.ceilingFile);
   }
 }
 

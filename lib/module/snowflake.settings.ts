@@ -6,6 +6,7 @@ import { SnowflakeConfigError } from '../core/errors.js';
 import { assertNodeFits, resolveLayout, type Layout } from '../core/layout.js';
 import { nonNegativeOption, rejectUnknownKeys } from '../core/option-checks.js';
 import { resolveLeaseSettings, type LeaseSettings } from '../lease/lease.settings.js';
+import { resolveCeilingFileSettings, type CeilingFileSettings } from '../worker/ceiling-file.settings.js';
 import { workerIdFromHostname } from '../worker/static.source.js';
 import type { SnowflakeModuleOptions } from './snowflake.options.js';
 
@@ -17,7 +18,7 @@ export interface SnowflakeSettings {
   maxSyncWaitMs: number;
   datacenterId: number;
   worker:
-    | { kind: 'static' | 'hostname'; workerId: number }
+    | { kind: 'static' | 'hostname'; workerId: number; ceilingFile?: CeilingFileSettings }
     | { kind: 'redis'; lease: LeaseSettings }
     | { kind: 'custom'; source: WorkerIdSource };
 }
@@ -28,6 +29,7 @@ const MODULE_OPTION_KEYS: readonly string[] = Object.keys({
   workerId: 0,
   datacenterId: 0,
   hostname: 0,
+  ceilingFile: 0,
   redis: 0,
   workerSource: 0,
   clockBackToleranceMs: 0,
@@ -61,6 +63,14 @@ export function resolveSettings(options: SnowflakeModuleOptions | undefined): Sn
 
   const hasWorker = options.workerId !== undefined;
   const hasRedis = options.redis !== undefined;
+  if (options.ceilingFile !== undefined && !hasWorker) {
+    throw new SnowflakeConfigError(
+      'ceilingFile',
+      hasRedis
+        ? "the Redis lease keeps each worker ID's ceiling in Redis; leave `ceilingFile` out (it is for a fixed `workerId`)."
+        : "a ceiling file keeps the ceiling of a fixed worker ID: give `workerId` (a number or 'hostname') with it, or leave it out.",
+    );
+  }
   if (options.workerSource !== undefined) {
     if (hasWorker || hasRedis) {
       throw new SnowflakeConfigError(
@@ -115,7 +125,8 @@ export function resolveSettings(options: SnowflakeModuleOptions | undefined): Sn
   if (options.workerId === 'hostname') {
     const workerId = workerIdFromHostname(options.hostname ?? osHostname());
     assertNodeFits(layout, datacenterId, workerId);
-    return { layout, clock, clockBackToleranceMs, maxSyncWaitMs, datacenterId, worker: { kind: 'hostname', workerId } };
+    const worker = { kind: 'hostname' as const, workerId, ...ceilingFileOf(options, layout) };
+    return { layout, clock, clockBackToleranceMs, maxSyncWaitMs, datacenterId, worker };
   }
   if (typeof options.workerId !== 'number') {
     throw new SnowflakeConfigError(
@@ -130,6 +141,12 @@ export function resolveSettings(options: SnowflakeModuleOptions | undefined): Sn
     clockBackToleranceMs,
     maxSyncWaitMs,
     datacenterId,
-    worker: { kind: 'static', workerId: options.workerId },
+    worker: { kind: 'static', workerId: options.workerId, ...ceilingFileOf(options, layout) },
   };
+}
+
+function ceilingFileOf(options: SnowflakeModuleOptions, layout: Layout): { ceilingFile?: CeilingFileSettings } {
+  return options.ceilingFile === undefined
+    ? {}
+    : { ceilingFile: resolveCeilingFileSettings(options.ceilingFile, layout) };
 }
