@@ -1,4 +1,5 @@
-import { open, readFile, rename } from 'node:fs/promises';
+import { closeSync, fsyncSync, openSync, renameSync, writeFileSync } from 'node:fs';
+import { open, readFile, rm } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname } from 'node:path';
 import type { Layout } from '../core/layout.js';
@@ -11,9 +12,9 @@ import {
 } from './ceiling-file.errors.js';
 
 /**
- * The ceiling file: what a fixed worker ID remembers between runs. One JSON object, replaced whole (written to
- * `<file>.tmp`, fsynced, renamed over the file, the directory fsynced), so that a crash leaves either the old or the
- * new content, never a mix.
+ * The ceiling file: what a fixed worker ID remembers between runs. One JSON object, replaced whole (written to a
+ * temporary file, fsynced, renamed over the file, the directory fsynced), so that a crash leaves either the old or
+ * the new content, never a mix.
  *
  * @internal
  */
@@ -141,23 +142,50 @@ export function parseCeilingRecord(file: string, text: string): CeilingRecord {
 }
 
 /**
- * Replaces the file with `record`, durably: the new content is on disk (file and directory entry) when this
- * resolves, and a crash at any point leaves the old content or the new one.
+ * The first half of replacing the file: `record` written to `<file>.tmp` and fsynced, off the event loop. The
+ * caller then renames it over the file ({@link commitCeilingFile}), synchronously, so that renames happen in the
+ * order the process decides them (a slower write must never land over a later one), and syncs the directory.
  *
+ * @returns the temporary file
  * @throws CeilingFileAccessError
  */
-export async function writeCeilingFile(file: string, record: CeilingRecord): Promise<void> {
+export async function prepareCeilingFile(file: string, record: CeilingRecord): Promise<string> {
   const temporary = `${file}.tmp`;
   try {
     const handle = await open(temporary, 'w', 0o644);
     try {
-      await handle.writeFile(`${JSON.stringify(record, null, 2)}\n`, 'utf8');
+      await handle.writeFile(serialise(record), 'utf8');
       await handle.sync();
     } finally {
       await handle.close();
     }
-    await rename(temporary, file);
-    // The rename is durable only once the directory is: without this, a power cut could bring back the old file.
+  } catch (error) {
+    throw accessError(file, 'write', error);
+  }
+  return temporary;
+}
+
+/** Renames a prepared file over the file: atomic, and in the kernel (safe from a kill) once this returns. */
+export function commitCeilingFile(temporary: string, file: string): void {
+  try {
+    renameSync(temporary, file);
+  } catch (error) {
+    throw accessError(file, 'write', error);
+  }
+}
+
+/** Drops a prepared file that a later write superseded. */
+export async function discardCeilingFile(temporary: string): Promise<void> {
+  await rm(temporary, { force: true }).catch(() => undefined);
+}
+
+/**
+ * Makes the renames in the file's directory durable: without it, a power cut could bring back the old file.
+ *
+ * @throws CeilingFileAccessError
+ */
+export async function syncCeilingDirectory(file: string): Promise<void> {
+  try {
     const directory = await open(dirname(file), 'r');
     try {
       await directory.sync();
@@ -167,6 +195,39 @@ export async function writeCeilingFile(file: string, record: CeilingRecord): Pro
   } catch (error) {
     throw accessError(file, 'write', error);
   }
+}
+
+/**
+ * Replaces the file with `record`, durably, without leaving the calling thread: the fallback for a process whose
+ * event loop has not turned since a raise fell due (a long synchronous loop of IDs), which would otherwise run into
+ * its ceiling. Uses a temporary file of its own, so that it never meets a write under way off the event loop.
+ *
+ * @throws CeilingFileAccessError
+ */
+export function writeCeilingFileSync(file: string, record: CeilingRecord): void {
+  const temporary = `${file}.sync.tmp`;
+  try {
+    const fd = openSync(temporary, 'w', 0o644);
+    try {
+      writeFileSync(fd, serialise(record), 'utf8');
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(temporary, file);
+    const directory = openSync(dirname(file), 'r');
+    try {
+      fsyncSync(directory);
+    } finally {
+      closeSync(directory);
+    }
+  } catch (error) {
+    throw accessError(file, 'write', error);
+  }
+}
+
+function serialise(record: CeilingRecord): string {
+  return `${JSON.stringify(record, null, 2)}\n`;
 }
 
 function sameOwner(record: CeilingRecord, owner: CeilingFileOwner): boolean {

@@ -2,7 +2,17 @@ import { bothClocks, type Clocks } from '../core/clock.js';
 import { WorkerUnavailableError } from '../core/errors.js';
 import type { IssuePermit } from '../core/permit.js';
 import { msAtTicks, ticksAtMs } from '../core/time-units.js';
-import { ceilingOwner, ceilingRecord, readCeilingFile, writeCeilingFile, type CeilingRecord } from './ceiling-file.js';
+import {
+  ceilingOwner,
+  ceilingRecord,
+  commitCeilingFile,
+  discardCeilingFile,
+  prepareCeilingFile,
+  readCeilingFile,
+  syncCeilingDirectory,
+  writeCeilingFileSync,
+  type CeilingRecord,
+} from './ceiling-file.js';
 import { CeilingAheadOfClockError } from './ceiling-file.errors.js';
 import { nextCeilingTicks, raiseDueMs, startDecision } from './ceiling-file.math.js';
 import type { CeilingFileSettings } from './ceiling-file.settings.js';
@@ -17,33 +27,38 @@ const RETRY_MS = 1000;
  *
  * The rule is the lease's, with a file for Redis: the ceiling is written ahead of use (a new ceiling is on disk
  * before any ID above the old one is issued); a start issues only above the ceiling the file holds, waiting (bounded)
- * for the clock to pass it; a graceful stop writes the exact last timestamp, so that a restart need not wait. The
- * ceiling is raised `aheadMs` beyond the clock whenever the clock comes within `aheadMs / 2` of it: one small write
- * and fsync every few seconds, off the issuing path, while `next()` compares two numbers.
+ * for the clock to pass it; a graceful stop writes the exact last timestamp, so that a restart need not wait.
+ *
+ * The ceiling is raised `aheadMs` beyond the clock whenever the clock comes within `aheadMs / 2` of it: one small
+ * write and fsync every few seconds, off the event loop, while `next()` compares two numbers. Only a process whose
+ * event loop has not turned since the raise fell due (a synchronous loop of IDs running for seconds) reaches the
+ * ceiling before that write lands; it then writes on the calling thread, once per `aheadMs`, instead of failing.
  */
 export class FileCeilingWorkerSource implements WorkerIdSource {
   /** The ceiling on disk, in ticks: the permit allows nothing above it. */
   private ceilingTicks = -1;
-  /** Wall-clock ms from which the permit asks for a raise; never before start. */
+  /** Wall-clock ms from which the permit looks further (a raise due, or the ceiling reached); never before start. */
   private raiseAtMs = Number.POSITIVE_INFINITY;
   /** The ceiling the previous run left, in ticks: this run issues strictly above it. */
   private floorTicks = -1;
   private raising: Promise<void> | undefined;
-  /** Writes to the file, one after the other, so that a slower earlier write never lands over a later one. */
-  private writes: Promise<unknown> = Promise.resolve();
+  /** Counts synchronous writes: a write off the event loop that sees it change drops its file instead of renaming. */
+  private generation = 0;
+  /** Monotonic ms before which a failed synchronous write is not tried again. */
+  private blockingRetryAt = Number.NEGATIVE_INFINITY;
   private failure: Error | undefined;
   private context: WorkerSourceContext | undefined;
   private clocks: Clocks | undefined;
   private stopped = false;
-  private readonly counters = { raises: 0 };
+  private readonly counters = { raises: 0, blockingRaises: 0 };
 
-  /** What the generator asks before every ID: two comparisons, and a raise set off (not awaited) when due. */
+  /** What the generator asks before every ID: one comparison, unless a raise is due. */
   private readonly permit: IssuePermit = {
     ceiling: (nowMs) => {
-      if (nowMs >= this.raiseAtMs) this.raise();
+      if (nowMs >= this.raiseAtMs) this.due(nowMs);
       return this.ceilingTicks;
     },
-    ceilingReached: () => this.raise(),
+    ceilingReached: () => this.raiseBlocking(),
   };
 
   constructor(
@@ -58,9 +73,12 @@ export class FileCeilingWorkerSource implements WorkerIdSource {
     return this.settings.path;
   }
 
-  /** Writes of the file since start that raised the ceiling (the first write at start is not counted). */
-  get raises(): number {
-    return this.counters.raises;
+  /**
+   * Raises of the ceiling since start (the write at start is not one), and how many of them were written on the
+   * calling thread because the event loop had not turned.
+   */
+  get raises(): { total: number; blocking: number } {
+    return { total: this.counters.raises, blocking: this.counters.blockingRaises };
   }
 
   async start(context: WorkerSourceContext): Promise<WorkerAssignment> {
@@ -108,36 +126,43 @@ export class FileCeilingWorkerSource implements WorkerIdSource {
   async whenReady(): Promise<void> {
     if (this.stopped) throw new WorkerUnavailableError('stopped');
     if (this.context === undefined || this.clocks === undefined) return;
-    const { layout } = this.context;
-    const needed = Math.max(ticksAtMs(layout, this.clocks.now()), this.context.lastTimestamp() + 1);
+    const needed = Math.max(ticksAtMs(this.context.layout, this.clocks.now()), this.context.lastTimestamp() + 1);
     if (needed <= this.ceilingTicks) return;
     this.raise();
     await this.raising;
-    if (this.failure !== undefined && needed > this.ceilingTicks) throw this.failure;
+    if (needed > this.ceilingTicks) {
+      throw this.failure ?? new WorkerUnavailableError('ceiling', `the ceiling file ${this.file} was not raised`);
+    }
   }
 
-  /** Sets off a raise unless one is under way (or the source has stopped); never throws. */
+  /** The permit's slow path: the clock has reached the point where a raise is due, or the ceiling itself. */
+  private due(nowMs: number): void {
+    if (ticksAtMs(this.context!.layout, nowMs) > this.ceilingTicks) this.raiseBlocking();
+    else this.raise();
+  }
+
+  /** Sets off a raise off the event loop, unless one is under way (or the source has stopped); never throws. */
   private raise(): void {
-    if (this.raising !== undefined || this.stopped || this.context === undefined || this.clocks === undefined) return;
+    if (this.stopped || this.context === undefined || this.clocks === undefined) return;
     const { layout, logger } = this.context;
-    const nowMs = this.clocks.now();
-    const target = nextCeilingTicks(layout, nowMs, this.context.lastTimestamp(), this.settings.aheadMs);
-    // Nothing more until this raise ends: the permit would otherwise set off another on every ID.
-    this.raiseAtMs = Number.POSITIVE_INFINITY;
+    // Until a raise under way lands, the permit looks further only once the clock passes the ceiling.
+    this.raiseAtMs = msAtTicks(layout, this.ceilingTicks + 1);
+    if (this.raising !== undefined) return;
+    const target = nextCeilingTicks(layout, this.clocks.now(), this.context.lastTimestamp(), this.settings.aheadMs);
     this.raising = this.write(target, 'running')
       .then(
-        () => {
+        (written) => {
+          if (!written || this.stopped) return;
           this.counters.raises++;
           this.failure = undefined;
-          if (!this.stopped) this.setCeiling(Math.max(this.ceilingTicks, target));
+          this.setCeiling(Math.max(this.ceilingTicks, target));
         },
         (error: Error) => {
           this.failure = error;
-          logger.error(
-            `${error.message} IDs go on up to the ceiling already written (${new Date(msAtTicks(layout, this.ceilingTicks)).toISOString()}); ` +
-              `retrying in ${RETRY_MS} ms.`,
-          );
-          if (!this.stopped) this.raiseAtMs = this.clocks!.now() + RETRY_MS;
+          logger.error(`${error.message} ${this.goingOn()}`);
+          if (!this.stopped) {
+            this.raiseAtMs = Math.min(this.clocks!.now() + RETRY_MS, msAtTicks(layout, this.ceilingTicks + 1));
+          }
         },
       )
       .finally(() => {
@@ -145,19 +170,62 @@ export class FileCeilingWorkerSource implements WorkerIdSource {
       });
   }
 
+  /**
+   * Raises the ceiling on the calling thread: the clock has passed it before the raise off the event loop landed
+   * (the event loop has not turned since it fell due). A raise under way then drops its file instead of renaming it
+   * over this one.
+   */
+  private raiseBlocking(): void {
+    if (this.stopped || this.context === undefined || this.clocks === undefined) return;
+    if (this.clocks.monotonicNow() < this.blockingRetryAt) return;
+    const { layout, logger } = this.context;
+    const nowMs = this.clocks.now();
+    const target = nextCeilingTicks(layout, nowMs, this.context.lastTimestamp(), this.settings.aheadMs);
+    if (target <= this.ceilingTicks) return;
+    this.generation++;
+    try {
+      writeCeilingFileSync(this.file, this.record(target, 'running', nowMs));
+    } catch (error) {
+      this.failure = error as Error;
+      this.blockingRetryAt = this.clocks.monotonicNow() + RETRY_MS;
+      logger.error(`${(error as Error).message} ${this.goingOn()}`);
+      return;
+    }
+    this.counters.raises++;
+    this.counters.blockingRaises++;
+    this.failure = undefined;
+    this.setCeiling(target);
+  }
+
+  private goingOn(): string {
+    const at = new Date(msAtTicks(this.context!.layout, this.ceilingTicks)).toISOString();
+    return `IDs go on up to the ceiling already written (${at}); retrying in ${RETRY_MS} ms.`;
+  }
+
   private setCeiling(ceilingTicks: number): void {
     this.ceilingTicks = ceilingTicks;
     this.raiseAtMs = raiseDueMs(this.context!.layout, ceilingTicks, this.settings.aheadMs / 2);
   }
 
-  private write(ceilingTicks: number, state: CeilingRecord['state']): Promise<void> {
+  private record(ceilingTicks: number, state: CeilingRecord['state'], nowMs: number): CeilingRecord {
     const { layout } = this.context!;
-    const owner = ceilingOwner(layout, this.workerId, this.datacenterId);
-    const write = this.writes.then(() =>
-      writeCeilingFile(this.file, ceilingRecord(layout, owner, ceilingTicks, state, this.clocks!.now())),
-    );
-    this.writes = write.catch(() => undefined);
-    return write;
+    return ceilingRecord(layout, ceilingOwner(layout, this.workerId, this.datacenterId), ceilingTicks, state, nowMs);
+  }
+
+  /**
+   * Replaces the file off the event loop. Resolves false, leaving the file alone, when a synchronous raise wrote a
+   * higher ceiling while this one was being written; renames happen on the event loop, in the order decided here.
+   */
+  private async write(ceilingTicks: number, state: CeilingRecord['state']): Promise<boolean> {
+    const generation = this.generation;
+    const temporary = await prepareCeilingFile(this.file, this.record(ceilingTicks, state, this.clocks!.now()));
+    if (generation !== this.generation) {
+      await discardCeilingFile(temporary);
+      return false;
+    }
+    commitCeilingFile(temporary, this.file);
+    await syncCeilingDirectory(this.file);
+    return true;
   }
 
   /**

@@ -86,33 +86,51 @@ describe('ceilingFile: writing ahead of use', () => {
       last = batch.at(-1)!;
       issued += batch.length;
       expect(tickOf(ids, last)).toBeLessThanOrEqual(readRecord(file).ceiling);
-      await new Promise((resolve) => setImmediate(resolve));
+      await new Promise((resolve) => setTimeout(resolve, 1));
     }
     // One raise per half of aheadMs of clock: about 12 for 120,000 IDs.
     expect(issued).toBe(120_000);
-    expect(source.raises).toBeGreaterThanOrEqual(10);
-    expect(source.raises).toBeLessThanOrEqual(14);
+    expect(source.raises.total).toBeGreaterThanOrEqual(10);
+    expect(source.raises.total).toBeLessThanOrEqual(14);
     await app.close();
   });
 
-  it('refuses a synchronous ID past the ceiling until the raise lands, and nextAsync() waits for it', async () => {
+  it('raises on the calling thread, instead of failing, when a synchronous loop never lets the event loop turn', async () => {
     const file = freshFile();
     const clock = new ManualClock({ fixedAt: Date.UTC(2026, 5, 1) });
-    const { app, ids } = await boot({ workerId: 1, ceilingFile: { path: file, aheadMs: 1000 }, clock });
-    ids.next();
-    // A clock that jumps past the ceiling (an event loop held for longer than aheadMs / 2, a clock step forward).
-    clock.advance(1500);
-    let caught: unknown;
-    try {
-      ids.next();
-    } catch (error) {
-      caught = error;
+    const { app, ids, source } = await boot({ workerId: 1, ceilingFile: { path: file, aheadMs: 1000 }, clock });
+    let last = -1n;
+    // 5 s of clock without an await: a raise off the event loop could never land.
+    for (let step = 0; step < 500; step++) {
+      clock.advance(10);
+      for (let i = 0; i < 50; i++) {
+        const id = ids.next();
+        expect(id).toBeGreaterThan(last);
+        last = id;
+      }
+      expect(tickOf(ids, last)).toBeLessThanOrEqual(readRecord(file).ceiling);
     }
-    expect(caught).toBeInstanceOf(WorkerUnavailableError);
-    expect((caught as WorkerUnavailableError).reason).toBe('ceiling');
-    const id = await ids.nextAsync();
+    // The raise set off when it fell due never landed: each time the clock passed the ceiling, the next ID wrote it
+    // on the spot, aheadMs beyond the clock (at about 1, 2, 3 and 4 s).
+    expect(source.raises.blocking).toBeGreaterThanOrEqual(4);
+    expect(source.raises.blocking).toBeLessThanOrEqual(5);
+    expect(source.raises.total).toBe(source.raises.blocking);
+    await app.close();
+    expect(readRecord(file)).toMatchObject({ state: 'stopped', ceiling: tickOf(ids, last) });
+    expect(existsSync(`${file}.tmp`)).toBe(false);
+  });
+
+  it('raises at once, on the calling thread, when the clock jumps past the ceiling', async () => {
+    const file = freshFile();
+    const clock = new ManualClock({ fixedAt: Date.UTC(2026, 5, 1) });
+    const { app, ids, source } = await boot({ workerId: 1, ceilingFile: { path: file, aheadMs: 1000 }, clock });
+    ids.next();
+    // A clock step forward past the ceiling: the next ID needs a ceiling that is not on disk yet.
+    clock.advance(1500);
+    const id = ids.next();
     expect(tickOf(ids, id)).toBe(ticksAtMs(ids.layout, clock.now()));
     expect(readRecord(file).ceiling).toBe(ticksAtMs(ids.layout, clock.now() + 1000));
+    expect(source.raises).toEqual({ total: 1, blocking: 1 });
     await app.close();
   });
 
@@ -129,6 +147,7 @@ describe('ceilingFile: writing ahead of use', () => {
     clock.advance(300);
     expect(tickOf(ids, ids.next())).toBeLessThanOrEqual(ceiling);
     clock.advance(200);
+    expect(() => ids.next()).toThrow(WorkerUnavailableError);
     await expect(ids.nextAsync()).rejects.toThrow(CeilingFileAccessError);
     await expect(ids.nextAsync()).rejects.toThrow(/Could not write the ceiling file .*Create its directory/);
     mkdirSync(dir);
