@@ -49,6 +49,9 @@ export class FileCeilingWorkerSource implements WorkerIdSource {
   private failure: Error | undefined;
   private context: WorkerSourceContext | undefined;
   private clocks: Clocks | undefined;
+  private starting: Promise<WorkerAssignment> | undefined;
+  /** Set once start has read the file, waited for the clock and written this run's first ceiling. */
+  private started = false;
   private stopped = false;
   private readonly counters = { raises: 0, blockingRaises: 0 };
 
@@ -81,7 +84,15 @@ export class FileCeilingWorkerSource implements WorkerIdSource {
     return { total: this.counters.raises, blocking: this.counters.blockingRaises };
   }
 
-  async start(context: WorkerSourceContext): Promise<WorkerAssignment> {
+  start(context: WorkerSourceContext): Promise<WorkerAssignment> {
+    this.starting ??= this.begin(context).then((assignment) => {
+      this.started = true;
+      return assignment;
+    });
+    return this.starting;
+  }
+
+  private async begin(context: WorkerSourceContext): Promise<WorkerAssignment> {
     this.context = context;
     this.clocks = bothClocks(context.clock);
     const { layout } = context;
@@ -93,6 +104,8 @@ export class FileCeilingWorkerSource implements WorkerIdSource {
         `${this.file}: ${describePrevious(previous)}`,
     );
     await this.waitForClock();
+    // Stopped while waiting: the file keeps the previous run's ceiling, untouched.
+    if (this.stopped) throw new WorkerUnavailableError('stopped');
     // Written ahead of use: the first ID may be issued only once this ceiling is on disk.
     const ceiling = nextCeilingTicks(layout, this.clocks.now(), this.floorTicks, this.settings.aheadMs);
     await this.write(ceiling, 'running');
@@ -110,7 +123,8 @@ export class FileCeilingWorkerSource implements WorkerIdSource {
     if (this.stopped) return;
     this.stopped = true;
     this.raiseAtMs = Number.POSITIVE_INFINITY;
-    if (this.context === undefined) return;
+    // Before its start completed, this run wrote nothing and issued nothing: the file keeps its ceiling.
+    if (!this.started) return;
     await this.raising;
     await this.write(Math.max(lastTimestamp, this.floorTicks), 'stopped');
   }
@@ -125,8 +139,12 @@ export class FileCeilingWorkerSource implements WorkerIdSource {
    */
   async whenReady(): Promise<void> {
     if (this.stopped) throw new WorkerUnavailableError('stopped');
-    if (this.context === undefined || this.clocks === undefined) return;
-    const needed = Math.max(ticksAtMs(this.context.layout, this.clocks.now()), this.context.lastTimestamp() + 1);
+    if (!this.started) {
+      await this.starting;
+      return;
+    }
+    const { layout } = this.context!;
+    const needed = Math.max(ticksAtMs(layout, this.clocks!.now()), this.context!.lastTimestamp() + 1);
     if (needed <= this.ceilingTicks) return;
     this.raise();
     await this.raising;
@@ -143,7 +161,9 @@ export class FileCeilingWorkerSource implements WorkerIdSource {
 
   /** Sets off a raise off the event loop, unless one is under way (or the source has stopped); never throws. */
   private raise(): void {
-    if (this.stopped || this.context === undefined || this.clocks === undefined) return;
+    // Never before start has read the file and written this run's first ceiling: a raise from a clock behind the
+    // previous run's ceiling would lower it.
+    if (this.stopped || !this.started || this.context === undefined || this.clocks === undefined) return;
     const { layout, logger } = this.context;
     // Until a raise under way lands, the permit looks further only once the clock passes the ceiling.
     this.raiseAtMs = msAtTicks(layout, this.ceilingTicks + 1);
@@ -176,7 +196,7 @@ export class FileCeilingWorkerSource implements WorkerIdSource {
    * over this one.
    */
   private raiseBlocking(): void {
-    if (this.stopped || this.context === undefined || this.clocks === undefined) return;
+    if (this.stopped || !this.started || this.context === undefined || this.clocks === undefined) return;
     if (this.clocks.monotonicNow() < this.blockingRetryAt) return;
     const { layout, logger } = this.context;
     const nowMs = this.clocks.now();

@@ -225,6 +225,37 @@ describe('ceilingFile: restarts', () => {
     expect(readFileSync(file, 'utf8')).toBe(bytes);
   });
 
+  it('leaves the file alone when stopped while its start waits for the clock', async () => {
+    const file = freshFile();
+    const clock = new ManualClock();
+    const first = await boot({ workerId: 6, ceilingFile: file, clock });
+    first.ids.next();
+    await first.app.close();
+    const bytes = readFileSync(file, 'utf8');
+    clock.step(-2000);
+    const ids = new IdService({ workerId: 6, ceilingFile: file, clock });
+    const starting = ids.onModuleInit().catch((error: unknown) => error);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await ids.onApplicationShutdown();
+    expect(await starting).toMatchObject({ name: 'WorkerUnavailableError', reason: 'stopped' });
+    expect(readFileSync(file, 'utf8')).toBe(bytes);
+  });
+
+  it('lets nextAsync() called during the start wait for it, and issue above the previous run', async () => {
+    const file = freshFile();
+    const clock = new ManualClock();
+    const first = await boot({ workerId: 7, ceilingFile: file, clock });
+    const before = first.ids.next();
+    await first.app.close();
+    clock.step(-300);
+    const ids = new IdService({ workerId: 7, ceilingFile: file, clock });
+    const starting = ids.onModuleInit();
+    const early = ids.nextAsync();
+    await starting;
+    expect(await early).toBeGreaterThan(before);
+    await ids.onApplicationShutdown();
+  });
+
   it('keeps host-name worker IDs too', async () => {
     const file = freshFile();
     const { app, ids } = await boot({ workerId: 'hostname', hostname: 'api-5', ceilingFile: file });
