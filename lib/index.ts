@@ -39,19 +39,20 @@ export {
   RedisUnavailableError,
 } from './lease/lease.errors.js';
 export type { RedisClientLike, RedisLeaseOptions } from './lease/lease.options.js';
-export type { LeaseStatus } from './lease/lease.status.js';
+export type { LeaseCapacity, LeaseStatus } from './lease/lease.status.js';
+export {
+  observesRenewals,
+  type LeaseRenewalListener,
+  type LeaseRenewalSample,
+  type ObservesRenewals,
+} from './lease/renewal-observers.js';
 export { IdService, type SnowflakeStatus } from './module/id.service.js';
 export { SnowflakeModule } from './module/snowflake.module.js';
-export type { SnowflakeModuleOptions } from './module/snowflake.options.js';
-export { SNOWFLAKE_GENERATOR, SNOWFLAKE_WORKER_SOURCE } from './module/snowflake.tokens.js';
-export {
-  CeilingAheadOfClockError,
-  CeilingFileAccessError,
-  CeilingFileCorruptError,
-  CeilingFileError,
-  CeilingFileForeignError,
-  type CeilingFileOwner,
-} from './worker/ceiling-file.errors.js';
-export type { CeilingFileOptions } from './worker/ceiling-file.options.js';
+export type { SnowflakeRegistrationExtras } from './module/snowflake.module-definition.js';
+export { DuplicateGeneratorNameError, UnknownGeneratorError } from './module/snowflake.errors.js';
+export { InjectIdService, getIdServiceToken } from './module/snowflake.names.js';
+export type { CeilingFileOptions, SnowflakeModuleOptions } from './module/snowflake.options.js';
+export { DEFAULT_GENERATOR_NAME, SNOWFLAKE_GENERATOR, SNOWFLAKE_WORKER_SOURCE } from './module/snowflake.tokens.js';
+export { CeilingFileError, type CeilingFileProblem } from './worker/ceiling-file.errors.js';
 export { workerIdFromHostname } from './worker/static.source.js';
 export type { WorkerAssignment, WorkerIdSource, WorkerSourceContext } from './worker/worker-source.js';

@@ -4,7 +4,7 @@
  */
 import { Module } from '@nestjs/common';
 import { DiscoveryModule, ModuleRef } from '@nestjs/core';
-import { IdService } from './module/id.service.js';
+import { findRegistry } from './module/snowflake.registry.js';
 import { SNOWFLAKE_ID_ISSUER, TypeOrmAttacher, type IdIssuerLookup } from './orm/typeorm/typeorm-attacher.service.js';
 
 export type { IdIssuer } from './orm/id-issuer.js';
@@ -25,7 +25,8 @@ export type { DataSourceLike } from './orm/typeorm/typeorm.structural.js';
  * Fills `@GeneratedId()` columns on every TypeORM DataSource of the app, named ones included: at bootstrap it finds
  * them, checks their entities against the layout and the driver's 64-bit precision, and attaches the subscriber that
  * fills IDs on insert. Import it once, beside `SnowflakeModule.forRoot(…)` and `TypeOrmModule.forRoot(…)`.
- * SnowflakeModule need not be global: the module finds the app's `IdService` wherever it is registered.
+ * SnowflakeModule need not be global: the module finds the app's `IdService`s wherever they are registered, the
+ * named ones too (`@GeneratedId({ generator: 'orders' })`).
  *
  * @example
  * ```ts
@@ -45,19 +46,17 @@ export type { DataSourceLike } from './orm/typeorm/typeorm.structural.js';
   imports: [DiscoveryModule],
   providers: [
     TypeOrmAttacher,
-    // This entry is the one place of the TypeORM integration that knows IdService, so that lib/orm depends on the
-    // IdIssuer interface only. Found when the attacher runs: every provider of the app exists by then.
-    { provide: SNOWFLAKE_ID_ISSUER, useFactory: idServiceLookup, inject: [ModuleRef] },
+    // This entry is the one place of the TypeORM integration that knows the module's registry of IdServices, so
+    // that lib/orm depends on the IdIssuer interface only. Found when the attacher runs: every provider of the app
+    // exists by then.
+    { provide: SNOWFLAKE_ID_ISSUER, useFactory: registryLookup, inject: [ModuleRef] },
   ],
 })
 export class SnowflakeTypeOrmModule {}
 
-function idServiceLookup(moduleRef: ModuleRef): IdIssuerLookup {
+function registryLookup(moduleRef: ModuleRef): IdIssuerLookup {
   return () => {
-    try {
-      return moduleRef.get(IdService, { strict: false });
-    } catch {
-      return undefined;
-    }
+    const registry = findRegistry(moduleRef);
+    return registry && { get: (name) => registry.get(name), names: () => registry.names() };
   };
 }

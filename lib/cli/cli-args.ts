@@ -9,8 +9,9 @@ export const USAGE = `Usage: nestjs-snowflake <command> [options]
 Commands:
   decode <id>...                      split IDs into time, datacenter, worker and sequence
   range --from <date> --to <date>     the ID bounds for WHERE id BETWEEN <min> AND <max>
-  leases --redis <url> [--namespace <ns>] [--datacenter <n>]
-                                      who holds which worker ID in a Redis lease namespace (read-only)
+  leases --redis <url> [--namespace <ns>] [--datacenter <n>] [--low-capacity-warning <n>]
+                                      who holds which worker ID in a Redis lease namespace (read-only);
+                                      low: free IDs at or below redis.lowCapacityWarning (default 0.1)
 
 Options:
   --layout <name|json>   twitter, js-safe, default (the default), or a layout as JSON, e.g. '{"workerBits":8}'
@@ -27,6 +28,8 @@ export interface CliArgs {
   redis?: string;
   namespace: string;
   datacenter: number;
+  /** As `redis.lowCapacityWarning`: a fraction of the namespace, or a count of free IDs. */
+  lowCapacityWarning: number;
   help: boolean;
 }
 
@@ -44,6 +47,7 @@ export function parseCli(argv: string[]): CliArgs {
         redis: { type: 'string' },
         namespace: { type: 'string', default: 'default' },
         datacenter: { type: 'string', default: '0' },
+        'low-capacity-warning': { type: 'string', default: '0.1' },
         help: { type: 'boolean', default: false },
       },
     });
@@ -55,6 +59,13 @@ export function parseCli(argv: string[]): CliArgs {
   const datacenter = Number(values.datacenter);
   if (!Number.isSafeInteger(datacenter) || datacenter < 0)
     throw new UsageError('--datacenter: expected an integer ≥ 0');
+  const lowCapacityWarning = Number(values['low-capacity-warning']);
+  if (
+    !Number.isFinite(lowCapacityWarning) ||
+    lowCapacityWarning < 0 ||
+    (lowCapacityWarning > 1 && lowCapacityWarning % 1 !== 0)
+  )
+    throw new UsageError('--low-capacity-warning: expected a fraction between 0 and 1, or a whole number of free IDs');
   return {
     command,
     positionals: rest,
@@ -65,6 +76,7 @@ export function parseCli(argv: string[]): CliArgs {
     redis: values.redis,
     namespace: values.namespace,
     datacenter,
+    lowCapacityWarning,
     help: values.help,
   };
 }

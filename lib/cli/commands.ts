@@ -1,7 +1,7 @@
 import { SnowflakeCodec } from '../core/codec.js';
 import { InvalidSnowflakeError } from '../core/errors.js';
-import type { Layout } from '../core/layout.js';
 import { leaseKeys } from '../lease/lease.keys.js';
+import { capacityOf, lowCapacityAtFree } from '../lease/lease.math.js';
 import { redactUrl } from '../lease/redis-cause.js';
 import { UsageError, dateOf, type CliArgs } from './cli-args.js';
 import { json, table } from './cli-output.js';
@@ -84,17 +84,21 @@ async function readLeases(redis: import('ioredis').Redis, args: CliArgs): Promis
     });
   }
   rows.sort((a, b) => a.workerId - b.workerId);
-  const held = rows.filter((row) => row.state === 'held').length;
-  const capacity = capacityOf(args.layout);
+  // Counted as the claim and renewal scripts count it (ZCOUNT of live expiries against the server's TIME), so that
+  // the table agrees with status().lease.capacity and the health details.
+  const held = await redis.zcount(keys.expiry, `(${now}`, '+inf');
+  const size = 2 ** args.layout.workerBits;
+  const capacity = capacityOf(size, held, lowCapacityAtFree(args.lowCapacityWarning, size), now);
   const settlingInMs =
     meta.created === undefined ? null : Math.max(0, Number(meta.created) + Number(meta.settleMs ?? 0) - now);
   const summary = {
     namespace: args.namespace,
     datacenterId: args.datacenter,
     exists: meta.marker !== undefined,
-    held,
-    free: capacity - held,
-    capacity,
+    held: capacity.held,
+    free: capacity.free,
+    capacity: capacity.size,
+    low: capacity.low,
     settling: settlingInMs !== null && settlingInMs > 0,
     settlingInMs,
     configuration: meta.config ?? null,
@@ -106,8 +110,4 @@ async function readLeases(redis: import('ioredis').Redis, args: CliArgs): Promis
 function ceilingOf(record: Record<string, string>): string {
   const ceiling = Math.max(Number(record.ceiling ?? -1), Number(record.noted ?? -1));
   return ceiling < 0 ? '' : new Date(ceiling).toISOString();
-}
-
-function capacityOf(layout: Layout): number {
-  return 2 ** layout.workerBits;
 }

@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
-import { IdService, type SnowflakeStatus } from '../module/id.service.js';
+import type { IdService, SnowflakeStatus } from '../module/id.service.js';
+import { findRegistry, type SnowflakeRegistry } from '../module/snowflake.registry.js';
 
 /**
  * Thresholds of {@link SnowflakeHealthIndicator.isHealthy}.
@@ -28,7 +29,12 @@ export interface SnowflakeHealthOptions {
    * @default 0
    */
   maxClockBehindMs?: number;
-  /** The service to check, when the app registers more than one SnowflakeModule. @default the IdService of the app */
+  /**
+   * The name of the registration to check (`SnowflakeModule.forRoot({ name })`), when the app has several.
+   * @default the default registration
+   */
+  generator?: string;
+  /** The service to check, given directly; takes precedence over `generator`. @default the IdService of the app */
   idService?: IdService;
 }
 
@@ -70,7 +76,7 @@ export type SnowflakeDownReason =
  */
 @Injectable()
 export class SnowflakeHealthIndicator {
-  private service: IdService | undefined;
+  private registry: SnowflakeRegistry | undefined;
 
   constructor(
     private readonly healthIndicatorService: HealthIndicatorService,
@@ -81,17 +87,23 @@ export class SnowflakeHealthIndicator {
    * The health of the ID generator under `key`.
    *
    * @param key the key in the health check result @default 'snowflake'
+   * @example this.snowflake.isHealthy('orders-ids', { generator: 'orders' })
    */
   isHealthy<const Key extends string = 'snowflake'>(
     key: Key = 'snowflake' as Key,
     options: SnowflakeHealthOptions = {},
   ): HealthIndicatorResult<Key> {
     const indicator = this.healthIndicatorService.check(key);
-    const service = options.idService ?? this.idService();
+    const service = options.idService ?? this.idService(options.generator);
     if (service === undefined) {
+      const names = this.registry?.names() ?? [];
       return indicator.down({
         reason: 'not-configured' satisfies SnowflakeDownReason,
-        message: 'No IdService in the application: import SnowflakeModule.forRoot(…) or forRootAsync(…).',
+        message:
+          names.length === 0
+            ? 'No IdService in the application: import SnowflakeModule.forRoot(…) or forRootAsync(…).'
+            : `No SnowflakeModule registration named ${JSON.stringify(options.generator ?? 'default')} in the ` +
+              `application; it registers ${names.map((name) => JSON.stringify(name)).join(', ')}.`,
       });
     }
     const status = service.status();
@@ -101,15 +113,9 @@ export class SnowflakeHealthIndicator {
   }
 
   /** Found lazily and across modules, so that SnowflakeModule need not be global for the indicator to see it. */
-  private idService(): IdService | undefined {
-    if (this.service === undefined) {
-      try {
-        this.service = this.moduleRef.get(IdService, { strict: false });
-      } catch {
-        return undefined;
-      }
-    }
-    return this.service;
+  private idService(generator: string | undefined): IdService | undefined {
+    this.registry ??= findRegistry(this.moduleRef);
+    return this.registry?.get(generator);
   }
 }
 
@@ -167,6 +173,9 @@ function downReason(
           : `The worker-ID lease lapsed: it could not be renewed in time.${lastError(status)}`,
     };
   }
+  // A namespace low on free worker IDs (capacity.low in the details, and a warning in the log) is not a down reason:
+  // this instance holds its ID and issues. Taking it out of rotation would shed capacity exactly when the fleet is
+  // largest, and it would not free the ID for anyone. The instance that cannot start is the one that reports it.
   if (status.clockBehindMs > maxClockBehindMs) {
     return {
       reason: 'clock-behind',
@@ -206,6 +215,11 @@ function describe(status: SnowflakeStatus): Record<string, unknown> {
           clockInSync: lease.clockInSync,
           settlingInMs: lease.settlingInMs,
           switches: lease.switches,
+          capacity:
+            lease.capacity === null
+              ? null
+              : { ...lease.capacity, checkedAt: new Date(lease.capacity.checkedAt).toISOString() },
+          lowCapacityAtFree: lease.lowCapacityAtFree,
         }),
     issued: status.issued,
     overflowWaits: status.overflowWaits,

@@ -15,6 +15,11 @@ export interface ParseSnowflakeIdPipeOptions {
   errorHttpStatusCode?: ErrorHttpStatusCode;
   /** Builds the exception thrown for a malformed ID from the message (which names the parameter and the reason). */
   exceptionFactory?: (error: string) => unknown;
+  /**
+   * For an instance (`new …`): the name of the registration whose layout IDs follow,
+   * `SnowflakeModule.forRoot({ name })`. @default the default registration
+   */
+  generator?: string;
 }
 
 /**
@@ -59,7 +64,7 @@ export class ParseSnowflakeIdPipe implements PipeTransform<unknown, bigint | nul
   }
 
   private service(): IdService {
-    this.ids ??= IdService.current();
+    this.ids ??= IdService.current(this.options.generator);
     return this.ids;
   }
 }

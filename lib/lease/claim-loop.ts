@@ -10,7 +10,7 @@ import {
   LeaseExhaustedError,
   RedisUnavailableError,
 } from './lease.errors.js';
-import { floorWaitMs, leaseBackoff } from './lease.math.js';
+import { floorWaitMs, freeWaitMs, leaseBackoff } from './lease.math.js';
 import type { HeldLease } from './lease.phase.js';
 import { describeLoss, type ClaimRound, type LeaseRounds } from './lease.rounds.js';
 import type { LeaseSettings } from './lease.settings.js';
@@ -44,6 +44,8 @@ export async function claimLease(host: ClaimHost, excluded: readonly number[], a
   const backoff = leaseBackoff(settings);
   let skip = [...excluded];
   let excludedDropped = false;
+  /** Monotonic ms of the first reply that found every ID held, while waiting for one to become free. */
+  let fullSince: number | undefined;
   const fail = async (error: string, final: () => Error): Promise<void> => {
     host.failed(error);
     const waitMs = backoff.next();
@@ -81,18 +83,37 @@ export async function claimLease(host: ClaimHost, excluded: readonly number[], a
       throw new LeaseConfigMismatchError(settings.namespace, reply.recorded, settings.config, reply.live);
     }
     if (reply.kind === 'exhausted') {
-      if (excludedDropped || excluded.length === 0) {
-        throw new LeaseExhaustedError(settings.namespace, reply.held, settings.idCount, skip.length);
+      if (!excludedDropped && excluded.length > 0) {
+        // No other ID is free: take the one we switched away from back. Its record holds our exact last timestamp,
+        // so it waits (bounded by maxFloorWaitMs) for the clock to pass it, like any reused ID.
+        excludedDropped = true;
+        logger.warn(
+          `No other worker ID of namespace "${settings.namespace}" is free; claiming worker ID ` +
+            `${excluded.join(', ')} again, above its last timestamp`,
+        );
+        skip = skip.filter((id) => !excluded.includes(id));
+        continue;
       }
-      // No other ID is free: take the one we switched away from back. Its record holds our exact last timestamp,
-      // so it waits (bounded by maxFloorWaitMs) for the clock to pass it, like any reused ID.
-      excludedDropped = true;
-      logger.warn(
-        `No other worker ID of namespace "${settings.namespace}" is free; claiming worker ID ` +
-          `${excluded.join(', ')} again, above its last timestamp`,
-      );
-      skip = skip.filter((id) => !excluded.includes(id));
+      const mono = host.clocks.monotonicNow();
+      if (fullSince === undefined) {
+        fullSince = mono;
+        logFull(host, reply.held, reply.soonestExpiry - reply.serverMs);
+      }
+      const waitedMs = Math.round(mono - fullSince);
+      const leftMs = settings.waitForFreeWorkerIdMs - waitedMs;
+      if (leftMs <= 0) {
+        throw new LeaseExhaustedError(settings.namespace, reply.held, settings.idCount, skip.length, waitedMs);
+      }
+      const pause = { minMs: Math.min(settings.retryBackoffMs, 50), pollMs: settings.renewIntervalMs };
+      await host.sleeper.sleep(freeWaitMs(reply.soonestExpiry, reply.serverMs, leftMs, pause));
       continue;
+    }
+    if (fullSince !== undefined) {
+      logger.log(
+        `A worker ID of namespace "${settings.namespace}" became free after ` +
+          `${Math.round(host.clocks.monotonicNow() - fullSince)} ms; claiming it`,
+      );
+      fullSince = undefined;
     }
     const lease = host.rounds.toLease({ ...round, reply }, (held) => host.lastMsOf(held));
     const giveBack = async (): Promise<void> => {
@@ -173,6 +194,20 @@ async function waitForFloor(host: ClaimHost, lease: HeldLease, waitMs: number): 
       return false;
     }
   }
+}
+
+/**
+ * Says once, when a claim first finds every ID held, that it waits, how long at most and why: in a rolling deploy
+ * with surge the new instances start before the old ones stop, and each old one's release frees an ID.
+ */
+function logFull(host: ClaimHost, held: number, soonestInMs: number): void {
+  const { settings, logger } = host;
+  logger.warn(
+    `All ${settings.idCount} worker IDs of namespace "${settings.namespace}" are held (${held} live leases); ` +
+      `waiting up to ${settings.waitForFreeWorkerIdMs} ms (redis.waitForFreeWorkerIdMs) for one to be released or ` +
+      `to expire${soonestInMs >= 0 ? ` (the soonest lease lapses in ${soonestInMs} ms unless renewed)` : ''}, as in ` +
+      'a rolling deploy with surge that starts new instances before the old ones stop',
+  );
 }
 
 /** Undefined when the last round trip's clock agrees with the server's; else what was measured. */

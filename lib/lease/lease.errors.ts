@@ -12,15 +12,19 @@ export class LeaseExhaustedError extends TransientSnowflakeError {
     readonly capacity: number,
     /** Free IDs this instance passed over: the one it switches away from, or ones whose floor its clock is behind. */
     readonly skipped = 0,
+    /** How long the claim waited for an ID to become free (`redis.waitForFreeWorkerIdMs`), ms. */
+    readonly waitedMs = 0,
   ) {
     super(
       (skipped === 0
-        ? `All ${capacity} worker IDs of namespace "${namespace}" are held (${held} live leases). `
+        ? `All ${capacity} worker IDs of namespace "${namespace}" are held (${held} live leases)`
         : `No worker ID of namespace "${namespace}" is free for this instance: ${held} of ${capacity} are held by ` +
           `live leases and ${skipped} were passed over (the ID it switches away from, or a previous holder's ` +
-          'ceiling too far ahead of this clock). ') +
+          'ceiling too far ahead of this clock)') +
+        (waitedMs > 0 ? `, still after waiting ${waitedMs} ms (redis.waitForFreeWorkerIdMs). ` : '. ') +
         "Stop an instance, wait for a crashed one's lease to expire, give the layout more worker bits, " +
-        'or run this service under its own `redis.namespace`.',
+        'run this service under its own `redis.namespace`, or raise `redis.waitForFreeWorkerIdMs` ' +
+        `(${waitedMs} ms) so that a starting instance waits longer for an old one to stop (a rolling deploy with surge).`,
     );
   }
 }

@@ -6,6 +6,7 @@ import type { Layout } from '../core/layout.js';
 import { msAtTicks, ticksAtMs } from '../core/time-units.js';
 import { Backoff } from './async-tools.js';
 import type { LeaseSettings } from './lease.settings.js';
+import type { LeaseCapacity } from './lease.status.js';
 
 type Timing = Pick<LeaseSettings, 'ttlMs' | 'fenceMarginMs'>;
 
@@ -52,4 +53,38 @@ export function workerOf(
  */
 export function leaseBackoff(settings: Pick<LeaseSettings, 'retryBackoffMs' | 'renewIntervalMs'>): Backoff {
   return new Backoff(settings.retryBackoffMs, Math.max(settings.retryBackoffMs, settings.renewIntervalMs));
+}
+
+/**
+ * The number of free IDs at or below which a namespace counts as low: `lowCapacityWarning` as a count (an integer,
+ * 0 for "only when full") or as a fraction of the namespace (between 0 and 1, rounded up so that any fraction of a
+ * namespace of a few IDs still warns before it is full).
+ */
+export function lowCapacityAtFree(lowCapacityWarning: number, size: number): number {
+  if (lowCapacityWarning > 0 && lowCapacityWarning < 1) return Math.ceil(lowCapacityWarning * size);
+  return lowCapacityWarning;
+}
+
+/** How many IDs of a namespace of `size` are held and free, from the live-lease count a script reply carried. */
+export function capacityOf(size: number, held: number, lowAtFree: number, checkedAt: number): LeaseCapacity {
+  // A layout change while leases live is refused, so held never exceeds size; clamp all the same for the report.
+  const heldNow = Math.min(Math.max(0, held), size);
+  const free = size - heldNow;
+  return { size, held: heldNow, free, low: free <= lowAtFree, checkedAt };
+}
+
+/**
+ * How long a claim of a full namespace sleeps before it asks again: until the soonest live lease lapses (server
+ * ms, -1 for none known) and a little after, but at most `pollMs` (a holder that stops gracefully releases its ID
+ * before its lease would lapse, and the next ask finds it), at least `minMs` (a lease renewed just before it lapsed
+ * is not asked about in a tight loop), and never beyond what is left of the bound.
+ */
+export function freeWaitMs(
+  soonestExpiry: number,
+  serverNowMs: number,
+  leftMs: number,
+  bounds: { minMs: number; pollMs: number },
+): number {
+  const untilExpiry = soonestExpiry < 0 ? bounds.pollMs : soonestExpiry - serverNowMs + 5;
+  return Math.max(0, Math.min(leftMs, Math.max(bounds.minMs, Math.min(bounds.pollMs, untilExpiry))));
 }

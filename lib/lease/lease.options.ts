@@ -43,6 +43,18 @@ export interface RedisLeaseOptions {
   fenceMarginMs?: number;
   /** The longest a new holder waits for its clock to pass the previous holder's ceiling before taking another ID. @default 2000 */
   maxFloorWaitMs?: number;
+  /**
+   * At bootstrap, when every worker ID of the namespace is held (a rolling deploy with surge starts new instances
+   * before old ones stop), how long the claim waits for the soonest lease to expire or be released before the app
+   * fails to start with `LeaseExhaustedError`. 0 fails at once. @default 2 * ttlMs
+   */
+  waitForFreeWorkerIdMs?: number;
+  /**
+   * Log a warning when the namespace's free worker IDs fall to this many or fewer (and a line when they recover);
+   * `status().lease.capacity.low` and the health details say the same. A number between 0 and 1 is a fraction of the
+   * namespace (rounded up to whole IDs); an integer is a count (0: only when full). @default 0.1
+   */
+  lowCapacityWarning?: number;
   /** Connect timeout of a client created from `url`, and the timeout of each command. @default 2000 */
   connectTimeoutMs?: number;
   /** Claim attempts at bootstrap before the app fails to start. @default 5 */

@@ -3,6 +3,7 @@ import type { Clocks } from '../core/clock.js';
 import type { Layout } from '../core/layout.js';
 import { ticksAtMs } from '../core/time-units.js';
 import { noteOwnHighWaterMs, ownHighWaterMs, trackHeld } from '../worker/process-workers.js';
+import type { CapacityGauge } from './capacity-gauge.js';
 import type { LeaseBackend } from './lease.backend.js';
 import { ceilingMsFor, fenceAtMono, workerOf } from './lease.math.js';
 import type { HeldLease } from './lease.phase.js';
@@ -40,6 +41,7 @@ export class LeaseRounds {
     private readonly settings: LeaseSettings,
     private readonly layout: Layout,
     private readonly fixedDatacenterId: number,
+    private readonly capacity: CapacityGauge,
   ) {}
 
   async claim(excluded: readonly number[]): Promise<ClaimRound> {
@@ -47,6 +49,7 @@ export class LeaseRounds {
     const sent = this.stamp();
     const reply = await this.backend.claim({ token, holderNowMs: sent.wall, excluded });
     this.observe(sent, reply);
+    if (reply.kind === 'ok' || reply.kind === 'exhausted') this.capacity.observe(reply.held, this.clocks.now());
     return { reply, token, holderNowMs: sent.wall, sentMono: sent.mono };
   }
 
@@ -101,6 +104,7 @@ export class LeaseRounds {
     });
     this.observe(sent, reply);
     if (reply.kind === 'lost') return { kind: 'lost', reason: reply.reason };
+    this.capacity.observe(reply.held, this.clocks.now());
     const unconfirmed = await this.backend.confirm(reply, 'renewal');
     if (unconfirmed !== undefined) throw new Error(unconfirmed);
     lease.marker = reply.marker;

@@ -2,6 +2,7 @@ import { SnowflakeConfigError } from '../core/errors.js';
 import { DEFAULTS } from '../core/defaults.js';
 import type { Layout } from '../core/layout.js';
 import { nonNegativeOption, positiveOption, rejectUnknownKeys } from '../core/option-checks.js';
+import { lowCapacityAtFree } from './lease.math.js';
 import type { RedisClientLike, RedisLeaseOptions } from './lease.options.js';
 
 /** Lease options after validation, with every default filled in. @internal */
@@ -13,6 +14,10 @@ export interface LeaseSettings {
   renewIntervalMs: number;
   fenceMarginMs: number;
   maxFloorWaitMs: number;
+  /** How long a bootstrap claim of a full namespace waits for an ID to become free. */
+  waitForFreeWorkerIdMs: number;
+  /** `lowCapacityWarning` as a count of free IDs: the namespace is low at this many or fewer. */
+  lowCapacityAtFree: number;
   connectTimeoutMs: number;
   bootstrapAttempts: number;
   retryBackoffMs: number;
@@ -48,6 +53,8 @@ const LEASE_OPTION_KEYS: readonly string[] = Object.keys({
   renewIntervalMs: 0,
   fenceMarginMs: 0,
   maxFloorWaitMs: 0,
+  waitForFreeWorkerIdMs: 0,
+  lowCapacityWarning: 0,
   connectTimeoutMs: 0,
   bootstrapAttempts: 0,
   retryBackoffMs: 0,
@@ -141,6 +148,7 @@ export function resolveLeaseSettings(
       `the lease hands out at most 2^24 IDs; the layout asks for ${idBits} bits.`,
     );
   }
+  const idCount = 2 ** idBits;
   return {
     url: options.url,
     client: options.client,
@@ -149,6 +157,8 @@ export function resolveLeaseSettings(
     renewIntervalMs,
     fenceMarginMs,
     maxFloorWaitMs: nonNegativeOption('redis.maxFloorWaitMs', options.maxFloorWaitMs, 2000),
+    waitForFreeWorkerIdMs: nonNegativeOption('redis.waitForFreeWorkerIdMs', options.waitForFreeWorkerIdMs, 2 * ttlMs),
+    lowCapacityAtFree: lowCapacityAtFree(lowCapacityWarningOption(options.lowCapacityWarning, idCount), idCount),
     connectTimeoutMs: positiveOption('redis.connectTimeoutMs', options.connectTimeoutMs, 2000),
     bootstrapAttempts: positiveOption('redis.bootstrapAttempts', options.bootstrapAttempts, 5),
     retryBackoffMs: positiveOption('redis.retryBackoffMs', options.retryBackoffMs, 200),
@@ -158,9 +168,27 @@ export function resolveLeaseSettings(
     maxClockOffsetMs,
     clockBackToleranceMs,
     confirmWithSentinels: options.confirmWithSentinels !== false,
-    idCount: 2 ** idBits,
+    idCount,
     config: leaseConfig(layout, ttlMs),
   };
+}
+
+/**
+ * `redis.lowCapacityWarning`: a fraction of the namespace (strictly between 0 and 1) or a whole count of free IDs
+ * below the namespace's size. A count of 1.5 IDs means neither, so it is refused rather than rounded.
+ */
+function lowCapacityWarningOption(value: unknown, idCount: number): number {
+  if (value === undefined) return 0.1;
+  const fraction = typeof value === 'number' && value > 0 && value < 1;
+  const count = typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 && value < idCount;
+  if (!fraction && !count) {
+    throw new SnowflakeConfigError(
+      'redis.lowCapacityWarning',
+      `expected a fraction of the namespace between 0 and 1 (0.1 warns at 10 % free) or a whole number of free ` +
+        `worker IDs from 0 to ${idCount - 1}, got ${JSON.stringify(value)}.`,
+    );
+  }
+  return value;
 }
 
 /**

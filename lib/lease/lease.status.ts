@@ -3,6 +3,25 @@ import type { LeaseSettings } from './lease.settings.js';
 import type { ServerClock } from './server-clock.js';
 
 /**
+ * How many worker IDs of the lease's namespace are held and free, as the last claim or renewal counted them (one
+ * O(log N) count in Redis against the server's clock, so the count costs the same however many IDs are held).
+ *
+ * @publicApi
+ */
+export interface LeaseCapacity {
+  /** Worker IDs in the namespace (datacenter and worker IDs together with `allocateDatacenter`). */
+  size: number;
+  /** IDs held by a live lease, this instance's included. */
+  held: number;
+  /** IDs a new instance could claim now: `size - held`. */
+  free: number;
+  /** Whether `free` is at or below `redis.lowCapacityWarning`. */
+  low: boolean;
+  /** Local Unix ms of the reply that carried the count. */
+  checkedAt: number;
+}
+
+/**
  * The state of a Redis worker-ID lease, as the health indicator and `IdService.status()` report it.
  *
  * @publicApi
@@ -49,8 +68,15 @@ export interface LeaseStatus {
   floorMs: number | null;
   /** Worker-ID switches since start (clock steps back, lost leases). */
   switches: number;
-  /** The last error met while claiming or renewing, if any. */
+  /**
+   * The last error met while claiming or renewing, while it is current: cleared by the next confirmed claim or
+   * renewal, so that a recovered lease never reports an error from its past (the log keeps them).
+   */
   lastError: string | null;
+  /** Held and free IDs of the namespace at the last claim or renewal; null before the first. */
+  capacity: LeaseCapacity | null;
+  /** `capacity.low` holds at this many free IDs or fewer (`redis.lowCapacityWarning` as a count). */
+  lowCapacityAtFree: number;
 }
 
 /** A worker-ID source that holds a lease and reports it (the Redis lease does). */
@@ -74,6 +100,7 @@ export interface LeaseReading {
   renewalFailures: number;
   switches: number;
   lastError: string | null;
+  capacity: LeaseCapacity | null;
 }
 
 /** The lease's status at one moment: `fenced` is derived from the time, the rest read from the phase. */
@@ -100,5 +127,7 @@ export function describeLease(reading: LeaseReading): LeaseStatus {
     floorMs: lease?.floorMs ?? null,
     switches: reading.switches,
     lastError: reading.lastError,
+    capacity: reading.capacity,
+    lowCapacityAtFree: settings.lowCapacityAtFree,
   };
 }

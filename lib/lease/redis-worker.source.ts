@@ -5,6 +5,7 @@ import { msAtTicks, ticksAtMs } from '../core/time-units.js';
 import type { WorkerAssignment, WorkerIdSource, WorkerSourceContext } from '../worker/worker-source.js';
 import { countLease } from '../worker/process-workers.js';
 import { SerialQueue, Sleeper, Waiters } from './async-tools.js';
+import { CapacityGauge } from './capacity-gauge.js';
 import { claimLease, type ClaimHost } from './claim-loop.js';
 import { RedisLeaseBackend, type LeaseBackend } from './lease.backend.js';
 import { leaseKeys, type LeaseKeys } from './lease.keys.js';
@@ -16,6 +17,13 @@ import { GiveBack, message } from './give-back.js';
 import { LeaseRounds, describeLoss } from './lease.rounds.js';
 import type { LeaseSettings } from './lease.settings.js';
 import { RenewalTimer } from './renewal-timer.js';
+import {
+  RenewalObservers,
+  renewalFailureCause,
+  type LeaseRenewalListener,
+  type LeaseRenewalSample,
+  type ObservesRenewals,
+} from './renewal-observers.js';
 import { ServerClock } from './server-clock.js';
 
 /** Opens the backend a lease runs on: Redis, unless a test gives another. */
@@ -28,7 +36,7 @@ export type LeaseBackendFactory = (settings: LeaseSettings, keys: LeaseKeys) => 
  * on shutdown. The round trips, the claim loop, the arithmetic and the timers are parts it calls, which return
  * outcomes. The invariants it keeps are described in the README.
  */
-export class RedisWorkerSource implements WorkerIdSource {
+export class RedisWorkerSource implements WorkerIdSource, ObservesRenewals {
   readonly kind = 'redis' as const;
   private phase: LeasePhase = { name: 'idle' };
   private readonly keys: LeaseKeys;
@@ -43,10 +51,14 @@ export class RedisWorkerSource implements WorkerIdSource {
   private backend: LeaseBackend | undefined;
   private rounds: LeaseRounds | undefined;
   private giveBack: GiveBack | undefined;
+  private capacity: CapacityGauge | undefined;
   private uncount: () => void = () => undefined;
   private lastRenewalAt: number | null = null;
   private lastError: string | null = null;
   private switches = 0;
+  private readonly renewalObservers = new RenewalObservers((error) => {
+    this.context?.logger.warn(`A lease renewal listener threw (ignored): ${message(error)}`);
+  });
   private readonly renewEarly = (): void => this.renewal.early();
   private readonly permit: IssuePermit = {
     ceiling: (nowMs) =>
@@ -84,6 +96,7 @@ export class RedisWorkerSource implements WorkerIdSource {
     const backend = await this.openBackend(this.settings, this.keys);
     this.backend = backend;
     const { layout, logger } = context;
+    this.capacity = new CapacityGauge(this.settings, logger);
     this.rounds = new LeaseRounds(
       backend,
       this.serverClock,
@@ -91,6 +104,7 @@ export class RedisWorkerSource implements WorkerIdSource {
       this.settings,
       layout,
       this.fixedDatacenterId,
+      this.capacity,
     );
     this.giveBack = new GiveBack(
       this.rounds,
@@ -182,7 +196,16 @@ export class RedisWorkerSource implements WorkerIdSource {
       renewalFailures: this.renewalBackoff.failuresInARow,
       switches: this.switches,
       lastError: this.lastError,
+      capacity: this.capacity?.current ?? null,
     });
+  }
+
+  /**
+   * Calls `listener` after every renewal round trip, with its outcome and duration (the metrics entry records them).
+   * Returns the function that removes it. Without listeners, renewals read no extra clock.
+   */
+  onRenewal(listener: LeaseRenewalListener): () => void {
+    return this.renewalObservers.add(listener);
   }
 
   /** One renewal, run on the queue: its outcome decides the next phase. */
@@ -190,11 +213,22 @@ export class RedisWorkerSource implements WorkerIdSource {
     const lease = this.heldLease();
     if (lease === undefined) return;
     this.renewal.renewing = true;
+    // Read only when someone listens at the start: a listener added during the round trip sees the next one.
+    const sentMono = this.renewalObservers.active ? this.clocks.monotonicNow() : undefined;
+    const observe = (outcome: LeaseRenewalSample['outcome'], cause: string | null = null): void => {
+      if (sentMono === undefined) return;
+      const durationMs = this.clocks.monotonicNow() - sentMono;
+      this.renewalObservers.emit({ outcome, durationMs, cause, workerId: lease.workerId });
+    };
     try {
       const wasFenced = isFenced(lease, this.clocks.monotonicNow());
       const outcome = await this.rounds!.extend(lease, this.toMs(this.context!.lastTimestamp()));
       if (this.heldLease() !== lease) return;
-      if (outcome.kind === 'lost') return await this.handleLoss(lease, outcome.reason);
+      if (outcome.kind === 'lost') {
+        observe('lost', outcome.reason);
+        return await this.handleLoss(lease, outcome.reason);
+      }
+      observe(outcome.kind === 'ok' ? 'renewed' : 'recovered');
       if (outcome.kind === 'recovered') {
         this.context!.logger.warn(
           `Redis lost the data of namespace "${this.settings.namespace}" (restart, failover, flush or deleted keys); ` +
@@ -216,6 +250,7 @@ export class RedisWorkerSource implements WorkerIdSource {
       this.waiters.resolveAll();
       this.renewal.schedule(this.settings.renewIntervalMs);
     } catch (error) {
+      observe('failed', renewalFailureCause(error));
       this.lastError = message(error);
       const waitMs = this.renewalBackoff.next();
       this.context!.logger.warn(

@@ -1,4 +1,4 @@
-import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Optional, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { SnowflakeConfigError } from '../core/errors.js';
 import { SnowflakeCodec, type ComposeInput, type SnowflakeParts } from '../core/codec.js';
 import { SnowflakeGenerator, assertBatchCount, type GeneratorStats } from '../core/generator.js';
@@ -10,7 +10,7 @@ import type { WorkerIdSource } from '../worker/worker-source.js';
 import type { SnowflakeModuleOptions } from './snowflake.options.js';
 import { createBinding, createGenerator, createWorkerSource } from './snowflake.providers.js';
 import { resolveSettings } from './snowflake.settings.js';
-import { SNOWFLAKE_BINDING } from './snowflake.tokens.js';
+import { DEFAULT_GENERATOR_NAME, SNOWFLAKE_BINDING, SNOWFLAKE_NAME } from './snowflake.tokens.js';
 
 /**
  * What `IdService.status()` reports: the worker, the generator's counters and, with a Redis lease, the lease.
@@ -46,6 +46,8 @@ export interface SnowflakeStatus extends GeneratorStats {
 export class IdService implements OnModuleInit, OnApplicationShutdown {
   /** The validated layout IDs follow. */
   readonly layout: Layout;
+  /** The registration's name (`SnowflakeModule.forRoot({ name })`); `'default'` without one. */
+  readonly name: string;
   private readonly codec: SnowflakeCodec;
   private readonly binding: WorkerBinding;
   private readonly generator: SnowflakeGenerator;
@@ -54,7 +56,11 @@ export class IdService implements OnModuleInit, OnApplicationShutdown {
    * Built by the module from its providers. Built by hand (`new IdService({ workerId: 1 })`) it makes its own
    * parts; a lease then starts with `onModuleInit()`.
    */
-  constructor(@Inject(SNOWFLAKE_BINDING) bindingOrOptions: WorkerBinding | SnowflakeModuleOptions) {
+  constructor(
+    @Inject(SNOWFLAKE_BINDING) bindingOrOptions: WorkerBinding | SnowflakeModuleOptions,
+    @Optional() @Inject(SNOWFLAKE_NAME) name?: string,
+  ) {
+    this.name = name ?? DEFAULT_GENERATOR_NAME;
     this.binding = bindingOrOptions instanceof WorkerBinding ? bindingOrOptions : bindByHand(bindingOrOptions);
     this.generator = this.binding.generator;
     this.layout = this.binding.layout;
@@ -74,16 +80,23 @@ export class IdService implements OnModuleInit, OnApplicationShutdown {
   }
 
   /**
-   * The service of the app running in this process, for what cannot be injected (a pipe built with `new`).
+   * The service of the app running in this process, for what cannot be injected (a pipe built with `new`): the
+   * default registration's, or with `name` the registration of that name.
    * @throws SnowflakeConfigError when none runs, or several with different layouts do
    */
-  static current(): IdService {
-    const [first, ...others] = RUNNING;
+  static current(name = DEFAULT_GENERATOR_NAME): IdService {
+    const [first, ...others] = [...RUNNING].filter((service) => service.name === name);
     if (first === undefined) {
+      const running = [...new Set([...RUNNING].map((service) => JSON.stringify(service.name)))];
       throw new SnowflakeConfigError(
         'SnowflakeModule',
-        'no IdService has started in this process: import SnowflakeModule.forRoot() in the app (the ID pipe and ' +
-          'other helpers read the layout from it).',
+        name === DEFAULT_GENERATOR_NAME
+          ? 'no IdService has started in this process: import SnowflakeModule.forRoot() in the app (the ID pipe and ' +
+              'other helpers read the layout from it).' +
+              (running.length > 0 ? ` Only named registrations run (${running.join(', ')}): pass \`generator\`.` : '')
+          : `no IdService named ${JSON.stringify(name)} has started in this process: register ` +
+              `SnowflakeModule.forRoot({ name: ${JSON.stringify(name)}, … }) in the app` +
+              (running.length > 0 ? ` (running: ${running.join(', ')}).` : '.'),
       );
     }
     if (others.some((other) => other.layout !== first.layout && !sameLayout(other.layout, first.layout))) {

@@ -1,21 +1,78 @@
-import { Module } from '@nestjs/common';
+import { Module, type DynamicModule, type Provider } from '@nestjs/common';
 import { IdService } from './id.service.js';
-import { SNOWFLAKE_PROVIDERS } from './snowflake.providers.js';
-import { SNOWFLAKE_GENERATOR, SNOWFLAKE_WORKER_SOURCE } from './snowflake.tokens.js';
-import { SnowflakeConfigurableModule } from './snowflake.module-definition.js';
+import { registrationTokens, snowflakeProviders } from './snowflake.providers.js';
+import type { WorkerBinding } from '../worker/worker-binding.js';
+import { SnowflakeRegistry, SnowflakeRegistryModule } from './snowflake.registry.js';
+import { getIdServiceToken, registrationName } from './snowflake.names.js';
+import {
+  DEFAULT_GENERATOR_NAME,
+  SNOWFLAKE_GENERATOR,
+  SNOWFLAKE_NAME,
+  SNOWFLAKE_REGISTRATION,
+  SNOWFLAKE_WORKER_SOURCE,
+} from './snowflake.tokens.js';
+import {
+  SnowflakeConfigurableModule,
+  type SNOWFLAKE_ASYNC_OPTIONS_TYPE,
+  type SNOWFLAKE_OPTIONS_TYPE,
+} from './snowflake.module-definition.js';
 
 /**
- * Registers {@link IdService}.
+ * Registers {@link IdService}: the default generator, or with `name` one more beside it.
  *
  * @example
  * SnowflakeModule.forRoot({ workerId: 1 })
  * SnowflakeModule.forRoot({ redis: { url: 'redis://localhost:6379' }, isGlobal: true })
  * SnowflakeModule.forRootAsync({ inject: [ConfigService], useFactory: (c: ConfigService) => ({ redis: { url: c.get('REDIS_URL') } }) })
+ * SnowflakeModule.forRoot({ name: 'orders', layout: 'twitter', redis: { url, namespace: 'orders' } }) // @InjectIdService('orders')
  *
  * @publicApi
  */
-@Module({
-  providers: [...SNOWFLAKE_PROVIDERS, IdService],
-  exports: [IdService, SNOWFLAKE_GENERATOR, SNOWFLAKE_WORKER_SOURCE],
-})
-export class SnowflakeModule extends SnowflakeConfigurableModule {}
+@Module({})
+export class SnowflakeModule extends SnowflakeConfigurableModule {
+  /** A registration with options given here. `name` and `isGlobal` shape the module; the rest configure the generator. */
+  static forRoot(options: typeof SNOWFLAKE_OPTIONS_TYPE): DynamicModule {
+    const name = registrationName(options?.name);
+    return registration(super.forRoot(options), name);
+  }
+
+  /** A registration whose options come from a factory, a class or an existing provider; `name` is given here. */
+  static forRootAsync(options: typeof SNOWFLAKE_ASYNC_OPTIONS_TYPE): DynamicModule {
+    const name = registrationName(options?.name);
+    return registration(super.forRootAsync(options), name);
+  }
+}
+
+/**
+ * The providers and exports of one registration. The default one provides `IdService` by class and its parts under
+ * the public tokens, as it always has. A named one provides everything under tokens of its own and exports only its
+ * `IdService` token, so that neither injection by class nor `app.get(IdService)` ever finds it.
+ */
+function registration(definition: DynamicModule, name: string): DynamicModule {
+  const named = name !== DEFAULT_GENERATOR_NAME;
+  const serviceToken = getIdServiceToken(name);
+  const tokens = registrationTokens(name);
+  const providers: Provider[] = [
+    ...(definition.providers ?? []),
+    { provide: SNOWFLAKE_NAME, useValue: name },
+    ...snowflakeProviders(name),
+    named
+      ? {
+          provide: serviceToken,
+          useFactory: (binding: WorkerBinding) => new IdService(binding, name),
+          inject: [tokens.binding],
+        }
+      : IdService,
+    {
+      provide: SNOWFLAKE_REGISTRATION,
+      useFactory: (registry: SnowflakeRegistry, ids: IdService) => registry.add(ids),
+      inject: [SnowflakeRegistry, serviceToken],
+    },
+  ];
+  return {
+    ...definition,
+    imports: [...(definition.imports ?? []), SnowflakeRegistryModule],
+    providers,
+    exports: named ? [serviceToken] : [IdService, SNOWFLAKE_GENERATOR, SNOWFLAKE_WORKER_SOURCE],
+  };
+}

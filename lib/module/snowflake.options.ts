@@ -1,8 +1,27 @@
 import type { Clock } from '../core/clock.js';
 import type { LayoutOptions, LayoutPresetName } from '../core/layout.js';
 import type { RedisLeaseOptions } from '../lease/lease.options.js';
-import type { CeilingFileOptions } from '../worker/ceiling-file.options.js';
 import type { WorkerIdSource } from '../worker/worker-source.js';
+
+/**
+ * The object form of {@link SnowflakeModuleOptions.ceilingFile}.
+ *
+ * @publicApi
+ */
+export interface CeilingFileOptions {
+  /** The file; its directory must exist and be writable, on a disk that survives restarts. */
+  path: string;
+  /**
+   * How far ahead of the clock each write puts the ceiling; the next write starts half a step before it is reached.
+   * Longer steps write less often, and make a restart right after a crash wait longer. @default 5000
+   */
+  stepMs?: number;
+  /**
+   * The longest the start waits for the clock to pass the recorded ceiling before it fails with `CeilingFileError`.
+   * @default stepMs + 1000 (a restart right after a crash, with 1 s of clock set back)
+   */
+  maxWaitMs?: number;
+}
 
 /**
  * Options of {@link SnowflakeModule}. Give exactly one worker-ID source: `workerId` (a number or `'hostname'`),
@@ -24,14 +43,15 @@ export interface SnowflakeModuleOptions {
    * hands out worker bits only, unless `redis.allocateDatacenter` is set. @default 0
    */
   datacenterId?: number;
-  /** The host name `workerId: 'hostname'` reads. @default os.hostname() */
-  hostname?: string;
   /**
-   * With `workerId` only: a file on local disk (one per worker ID) that keeps the worker's ceiling between runs, so
-   * that a restart never repeats IDs of an earlier run, even with the clock set back. A path, or
-   * `{ path, aheadMs?, maxWaitMs? }`; see {@link CeilingFileOptions}.
+   * With a fixed `workerId` (a number or `'hostname'`): keep the worker's ceiling, the highest timestamp it may
+   * issue, in this local file, written and fsynced ahead of use, so that a restart with the clock set back (or right
+   * after a crash) issues only above what was issued before. A path, or `{ path, stepMs, maxWaitMs }`. Every worker
+   * needs a file of its own, such as `/var/lib/app/snowflake-worker-3.json`.
    */
   ceilingFile?: string | CeilingFileOptions;
+  /** The host name `workerId: 'hostname'` reads. @default os.hostname() */
+  hostname?: string;
   /** Lease the worker ID from Redis. */
   redis?: RedisLeaseOptions;
   /**

@@ -6,9 +6,9 @@ import { SnowflakeConfigError } from '../core/errors.js';
 import { assertNodeFits, resolveLayout, type Layout } from '../core/layout.js';
 import { nonNegativeOption, rejectUnknownKeys } from '../core/option-checks.js';
 import { resolveLeaseSettings, type LeaseSettings } from '../lease/lease.settings.js';
-import { resolveCeilingFileSettings, type CeilingFileSettings } from '../worker/ceiling-file.settings.js';
+import type { CeilingFileSettings } from '../worker/ceiling-file.source.js';
 import { workerIdFromHostname } from '../worker/static.source.js';
-import type { SnowflakeModuleOptions } from './snowflake.options.js';
+import type { CeilingFileOptions, SnowflakeModuleOptions } from './snowflake.options.js';
 
 /** Module options after validation, with every default filled in. @internal */
 export interface SnowflakeSettings {
@@ -66,11 +66,11 @@ export function resolveSettings(options: SnowflakeModuleOptions | undefined): Sn
   if (options.ceilingFile !== undefined && !hasWorker) {
     throw new SnowflakeConfigError(
       'ceilingFile',
-      hasRedis
-        ? "the Redis lease keeps each worker ID's ceiling in Redis; leave `ceilingFile` out (it is for a fixed `workerId`)."
-        : "a ceiling file keeps the ceiling of a fixed worker ID: give `workerId` (a number or 'hostname') with it, or leave it out.",
+      "keeps the ceiling of a fixed worker ID: give it with `workerId` (a number or 'hostname'). A Redis lease keeps " +
+        'its ceiling in Redis, and a `workerSource` keeps its own.',
     );
   }
+  const ceilingFile = options.ceilingFile === undefined ? undefined : resolveCeilingFile(options.ceilingFile);
   if (options.workerSource !== undefined) {
     if (hasWorker || hasRedis) {
       throw new SnowflakeConfigError(
@@ -125,8 +125,14 @@ export function resolveSettings(options: SnowflakeModuleOptions | undefined): Sn
   if (options.workerId === 'hostname') {
     const workerId = workerIdFromHostname(options.hostname ?? osHostname());
     assertNodeFits(layout, datacenterId, workerId);
-    const worker = { kind: 'hostname' as const, workerId, ...ceilingFileOf(options, layout) };
-    return { layout, clock, clockBackToleranceMs, maxSyncWaitMs, datacenterId, worker };
+    return {
+      layout,
+      clock,
+      clockBackToleranceMs,
+      maxSyncWaitMs,
+      datacenterId,
+      worker: { kind: 'hostname', workerId, ceilingFile },
+    };
   }
   if (typeof options.workerId !== 'number') {
     throw new SnowflakeConfigError(
@@ -141,12 +147,38 @@ export function resolveSettings(options: SnowflakeModuleOptions | undefined): Sn
     clockBackToleranceMs,
     maxSyncWaitMs,
     datacenterId,
-    worker: { kind: 'static', workerId: options.workerId, ...ceilingFileOf(options, layout) },
+    worker: { kind: 'static', workerId: options.workerId, ceilingFile },
   };
 }
 
-function ceilingFileOf(options: SnowflakeModuleOptions, layout: Layout): { ceilingFile?: CeilingFileSettings } {
-  return options.ceilingFile === undefined
-    ? {}
-    : { ceilingFile: resolveCeilingFileSettings(options.ceilingFile, layout) };
+const CEILING_FILE_KEYS: readonly string[] = Object.keys({
+  path: 0,
+  stepMs: 0,
+  maxWaitMs: 0,
+} satisfies Record<keyof CeilingFileOptions, 0>);
+
+function resolveCeilingFile(option: string | CeilingFileOptions): CeilingFileSettings {
+  const given: CeilingFileOptions = typeof option === 'string' ? { path: option } : option;
+  if (given === null || typeof given !== 'object') {
+    throw new SnowflakeConfigError('ceilingFile', 'expected a file path, or { path, stepMs?, maxWaitMs? }.');
+  }
+  rejectUnknownKeys('ceilingFile', given, CEILING_FILE_KEYS, 'the ceiling file (`ceilingFile`)');
+  if (typeof given.path !== 'string' || given.path.trim() === '') {
+    throw new SnowflakeConfigError(
+      typeof option === 'string' ? 'ceilingFile' : 'ceilingFile.path',
+      `expected the path of a file, such as '/var/lib/app/snowflake-worker-3.json', got ${JSON.stringify(given.path)}.`,
+    );
+  }
+  const stepMs = nonNegativeOption('ceilingFile.stepMs', given.stepMs, 5000);
+  if (stepMs < 100) {
+    throw new SnowflakeConfigError(
+      'ceilingFile.stepMs',
+      `must be at least 100 ms, got ${stepMs}: each step costs a write and two fsyncs.`,
+    );
+  }
+  return {
+    path: given.path,
+    stepMs,
+    maxWaitMs: nonNegativeOption('ceilingFile.maxWaitMs', given.maxWaitMs, stepMs + 1000),
+  };
 }

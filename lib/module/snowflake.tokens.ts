@@ -14,3 +14,17 @@ export const SNOWFLAKE_WORKER_SOURCE = 'nestjs-snowflake:worker-source';
 
 /** The binding between the source and the generator (`WorkerBinding`). @internal */
 export const SNOWFLAKE_BINDING = 'nestjs-snowflake:binding';
+
+/**
+ * The name of the registration made without one. `SnowflakeModule.forRoot({ name: 'default' })` is that
+ * registration too, as with @nestjs/typeorm's default DataSource.
+ *
+ * @publicApi
+ */
+export const DEFAULT_GENERATOR_NAME = 'default';
+
+/** The registration's name (`'default'` without one). @internal */
+export const SNOWFLAKE_NAME = 'nestjs-snowflake:name';
+
+/** The registration's entry in the app's registry of generators. @internal */
+export const SNOWFLAKE_REGISTRATION = 'nestjs-snowflake:registration';

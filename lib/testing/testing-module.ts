@@ -10,6 +10,11 @@ export interface SnowflakeTestingOptions extends Pick<SnowflakeModuleOptions, 'l
   clock?: ManualClock;
   /** Register `IdService` globally, as most apps do. @default true */
   isGlobal?: boolean;
+  /**
+   * Stand in for a named registration (`@InjectIdService(name)`); give each its own `workerId`.
+   * @default the default registration
+   */
+  name?: string;
 }
 
 /**

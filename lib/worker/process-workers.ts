@@ -58,8 +58,9 @@ export function countLease(namespaceKey: string, namespace: string, logger: Logg
   if (running > 1) {
     logger.warn(
       `This process now runs ${running} Redis leases in namespace "${namespace}", one per SnowflakeModule ` +
-        'registration, and holds as many worker IDs. Import SnowflakeModule.forRoot() once, with `isGlobal: true`, ' +
-        'and inject IdService wherever it is needed.',
+        'registration, and holds as many worker IDs. Unless these are named registrations meant to share the ' +
+        'namespace, import SnowflakeModule.forRoot() once, with `isGlobal: true`, and inject IdService wherever it ' +
+        'is needed.',
     );
   }
   let done = false;

@@ -1,7 +1,10 @@
 import 'reflect-metadata';
 import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
+import { Redis } from 'ioredis';
+import { SnowflakeHealthIndicator } from '../../lib/health.js';
 import { IdService, SnowflakeModule, WorkerUnavailableError } from '../../lib/index.js';
+import { waitUntil } from '../support/time.js';
 import { RedisServer } from '../support/redis-server.js';
 import { getHealth, HealthModule, pollHealth, snowflakeOf } from './health.fixture.js';
 
@@ -97,6 +100,48 @@ describe('SnowflakeHealthIndicator with a Redis lease (real redis-server)', () =
     expect(Date.now() - Date.parse(snowflakeOf(body).lastRenewalAt as string)).toBeLessThan(TTL_MS / 2);
   });
 
+  it('reports the namespace capacity in the details, up however few IDs are free', async () => {
+    const details = snowflakeOf((await getHealth(app)).body);
+    const { capacity } = ids.status().lease!;
+    expect(capacity).not.toBeNull();
+    expect(details).toMatchObject({
+      status: 'up',
+      capacity: { size: 1024, held: 1, free: 1023, low: false, checkedAt: new Date(capacity!.checkedAt).toISOString() },
+      lowCapacityAtFree: 103,
+    });
+  });
+
+  it('shows the last error while renewals fail, and no stale one once a renewal succeeds again', async () => {
+    const indicator = app.get(SnowflakeHealthIndicator);
+    // A threshold that keeps the indicator down whatever the lease does, so that its message is always there to read.
+    const strict = { minFenceInMs: 10 * TTL_MS };
+    const admin = new Redis(redis.url);
+    try {
+      // Redis stops answering for longer than a command's timeout (300 ms): renewals fail, then succeed again.
+      await admin.call('CLIENT', 'PAUSE', '900', 'ALL');
+      await waitUntil(() => ids.status().lease!.renewalFailures > 0, 2 * TTL_MS, 'a failed renewal');
+      const failing = indicator.isHealthy('snowflake', strict).snowflake;
+      expect(failing.status).toBe('down');
+      expect(failing.message).toContain('Last error: ');
+      expect(ids.status().lease!.lastError).not.toBeNull();
+
+      // A reply that the pause delayed without timing it out measures the clock with a wide error (out of sync until
+      // the next renewal measures again): wait for a renewal that is both confirmed and measured in sync.
+      await waitUntil(
+        () => ids.status().lease!.renewalFailures === 0 && ids.status().lease!.clockInSync,
+        4 * TTL_MS,
+        'a renewal after the pause',
+      );
+      expect(ids.status().lease).toMatchObject({ state: 'held', lastError: null });
+      const recovered = indicator.isHealthy('snowflake', strict).snowflake;
+      expect(recovered).toMatchObject({ status: 'down', reason: 'lease-lapsing', renewalFailures: 0 });
+      expect(recovered.message).not.toContain('Last error');
+      expect(indicator.isHealthy().snowflake.status).toBe('up');
+    } finally {
+      admin.disconnect();
+    }
+  });
+
   it('reports down when Redis stops, fenced once the lease lapses, and up again after Redis returns', async () => {
     await redis.stop();
 
@@ -108,6 +153,7 @@ describe('SnowflakeHealthIndicator with a Redis lease (real redis-server)', () =
     const fenced = await pollHealth(app, (_, details) => details.leaseState === 'fenced', 2 * TTL_MS);
     expect(fenced).toMatchObject({ status: 'down', reason: 'lease-not-held', fenceInMs: 0 });
     expect(fenced.message).toContain('fenced');
+    expect(fenced.message).toContain('Last error: ');
     expect(fenced.renewalFailures as number).toBeGreaterThanOrEqual(2);
     // The indicator and the generator agree: fenced means no IDs.
     expect(() => ids.next()).toThrow(WorkerUnavailableError);
@@ -116,6 +162,9 @@ describe('SnowflakeHealthIndicator with a Redis lease (real redis-server)', () =
     await redis.restart();
     const up = await pollHealth(app, (status) => status === 200, 4 * TTL_MS + 3000);
     expect(up).toMatchObject({ status: 'up', leaseState: 'held', renewalFailures: 0 });
+    // Nothing of the outage is left as a current error once a claim is confirmed.
+    expect(up.message).toBeUndefined();
+    expect(ids.status().lease!.lastError).toBeNull();
     expect(up.switches as number).toBeGreaterThanOrEqual(1);
     expect(ids.decode(ids.next()).workerId).toBe(up.workerId);
   });

@@ -124,6 +124,8 @@ describe('SnowflakeHealthIndicator thresholds on lease states', () => {
     floorMs: null,
     switches: 0,
     lastError: null,
+    capacity: { size: 16, held: 3, free: 13, low: false, checkedAt: now - 500 },
+    lowCapacityAtFree: 2,
   };
 
   function serviceWith(lease: Partial<LeaseStatus>, status: Partial<SnowflakeStatus> = {}): IdService {
@@ -214,6 +216,20 @@ describe('SnowflakeHealthIndicator thresholds on lease states', () => {
     expect(result.s.message).toContain('timeout');
     const once = serviceWith({ renewalFailures: 1, lastError: 'timeout', fenceInMs: 2400 });
     expect(indicator.isHealthy('s', { idService: once }).s).toMatchObject({ status: 'down', reason: 'lease-lapsing' });
+  });
+
+  it('stays up while the namespace runs low on free worker IDs, and shows the counts and the threshold', () => {
+    const capacity = { size: 16, held: 15, free: 1, low: true, checkedAt: now - 200 };
+    const result = indicator.isHealthy('s', { idService: serviceWith({ capacity }) });
+    expect(result.s).toMatchObject({
+      status: 'up',
+      capacity: { size: 16, held: 15, free: 1, low: true, checkedAt: new Date(now - 200).toISOString() },
+      lowCapacityAtFree: 2,
+    });
+    expect(indicator.isHealthy('s', { idService: serviceWith({ capacity: null }) }).s).toMatchObject({
+      status: 'up',
+      capacity: null,
+    });
   });
 
   it('is down while the clock stands behind the previous holder’s ceiling', () => {

@@ -190,3 +190,58 @@ describe('the lease phase machine, on fake time', () => {
     await ids.onApplicationShutdown();
   });
 });
+
+describe('a claim on a full namespace, on fake time', () => {
+  /** A namespace of two IDs, both held by holders that died right after claiming (they never renew). */
+  async function full(waitForFreeWorkerIdMs: number) {
+    jest.useFakeTimers({ now: START });
+    const layout = resolveLayout({ workerBits: 1 });
+    const settings = resolveLeaseSettings(
+      { url: 'redis://unused', ttlMs: TTL, retryBackoffMs: RETRY, waitForFreeWorkerIdMs },
+      layout,
+    );
+    const backend = new MemoryLeaseBackend(2, TTL, `full-${++namespaces}`);
+    await backend.claim({ token: 'dead-0', holderNowMs: START, excluded: [] });
+    await jest.advanceTimersByTimeAsync(400);
+    await backend.claim({ token: 'dead-1', holderNowMs: START + 400, excluded: [] });
+    const clock = new SteppableClock();
+    const source = new RedisWorkerSource(settings, 0, () => Promise.resolve(backend));
+    const generator = new SnowflakeGenerator({ layout, clock, clockBackToleranceMs: settings.clockBackToleranceMs });
+    const ids = new IdService(new WorkerBinding(generator, source, layout, clock, quiet));
+    const claimsBefore = backend.calls.claim;
+    const started = Date.now();
+    const boot = ids.onModuleInit().then(
+      () => ({ ok: true as const, at: Date.now() - started }),
+      (error: unknown) => ({ ok: false as const, at: Date.now() - started, error }),
+    );
+    return { ids, backend, boot, claimsBefore, settings };
+  }
+
+  it('waits for the soonest expiry, asking again every renew interval, and boots on the ID that lapses first', async () => {
+    const { ids, backend, boot, claimsBefore, settings } = await full(2 * TTL);
+    await jest.advanceTimersByTimeAsync(2 * TTL);
+    const outcome = await boot;
+    expect(outcome.ok).toBe(true);
+    // dead-0's lease lapses TTL - 400 ms after the wait began, plus the 5 ms the wait adds past an expiry.
+    expect(outcome.at).toBeGreaterThanOrEqual(TTL - 400);
+    expect(outcome.at).toBeLessThanOrEqual(TTL - 400 + 10);
+    expect(ids.workerId).toBe(0);
+    // Asked at the start, then at most every renew interval, and once more after the expiry.
+    const asked = backend.calls.claim - claimsBefore;
+    expect(asked).toBe(Math.ceil((TTL - 400) / settings.renewIntervalMs) + 1);
+    // Renewals since then counted the other dead holder's lease lapsing too.
+    expect(ids.status().lease!.capacity).toMatchObject({ size: 2, held: 1, free: 1, low: true });
+    await ids.onApplicationShutdown();
+  });
+
+  it('fails with LeaseExhaustedError once the bound has passed, not before', async () => {
+    const bound = TTL / 2;
+    const { boot } = await full(bound);
+    await jest.advanceTimersByTimeAsync(2 * TTL);
+    const outcome = await boot;
+    expect(outcome.ok).toBe(false);
+    if (outcome.ok) return;
+    expect(outcome.error).toMatchObject({ name: 'LeaseExhaustedError', waitedMs: bound, held: 2, capacity: 2 });
+    expect(outcome.at).toBe(bound);
+  });
+});

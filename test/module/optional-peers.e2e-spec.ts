@@ -5,7 +5,8 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
 /**
- * ioredis, @nestjs/terminus, TypeORM, Prisma, @nestjs/graphql, graphql and the database drivers are optional peers: an app that installs none of
+ * ioredis, @nestjs/terminus, TypeORM, Prisma, the database drivers, @nestjs/graphql, graphql, @opentelemetry/api,
+ * @nestjs/swagger, class-validator and class-transformer are optional peers: an app that installs none of
  * them still boots the main entry. Proven twice, on the built package (`dist/`, what users install):
  * - at run time, in a Node process where a resolve hook makes these packages unresolvable;
  * - by reading the import graph, for what one run cannot reach: lazy `import()`s on paths it did not take, and the
@@ -26,6 +27,10 @@ const OPTIONAL_PEERS = [
   'mysql2',
   '@nestjs/graphql',
   'graphql',
+  '@opentelemetry/api',
+  '@nestjs/swagger',
+  'class-validator',
+  'class-transformer',
 ];
 
 /** `@scope/name/sub/path` → `@scope/name`, `name/sub` → `name`. */
@@ -58,6 +63,9 @@ describe('an app without the optional peers (resolve hook in a child process)', 
     'nestjs-snowflake/typeorm',
     'nestjs-snowflake/prisma',
     'nestjs-snowflake/graphql',
+    'nestjs-snowflake/metrics',
+    'nestjs-snowflake/swagger',
+    'nestjs-snowflake/validation',
   ];
   let outcome: Outcome;
 
@@ -96,6 +104,9 @@ describe('an app without the optional peers (resolve hook in a child process)', 
         hidden('@prisma/client/extension', 'file:.*/dist/orm/prisma/'),
       ),
       'nestjs-snowflake/graphql': expect.objectContaining(hidden('graphql', 'file:.*/dist/graphql/')),
+      'nestjs-snowflake/metrics': expect.objectContaining(hidden('@opentelemetry/api', 'file:.*/dist/metrics/')),
+      'nestjs-snowflake/swagger': expect.objectContaining(hidden('@nestjs/swagger', 'file:.*/dist/swagger/')),
+      'nestjs-snowflake/validation': expect.objectContaining(hidden('class-validator', 'file:.*/dist/validation/')),
     });
   });
 });
@@ -157,6 +168,12 @@ describe('the import graph of the built entries', () => {
     expect([...reachablePackages('graphql.js').static].filter(isOptionalPeer).sort()).toEqual([
       '@nestjs/graphql',
       'graphql',
+    ]);
+    expect([...reachablePackages('metrics.js').static].filter(isOptionalPeer)).toEqual(['@opentelemetry/api']);
+    expect([...reachablePackages('swagger.js').static].filter(isOptionalPeer)).toEqual(['@nestjs/swagger']);
+    expect([...reachablePackages('validation.js').static].filter(isOptionalPeer).sort()).toEqual([
+      'class-transformer',
+      'class-validator',
     ]);
   });
 });

@@ -70,9 +70,10 @@ export class MemoryLeaseBackend implements LeaseBackend {
         const expiry = now + this.ttlMs;
         const ceiling = Math.max(request.holderNowMs, floorMs) + this.ttlMs;
         this.entries.set(id, { token: request.token, marker: this.marker, ceiling, noted: entry?.noted ?? -1, expiry });
-        return { kind: 'ok', id, floorMs, marker: this.marker, expiry };
+        return { kind: 'ok', id, floorMs, marker: this.marker, expiry, held: this.held(now) };
       }
-      return { kind: 'exhausted', held: this.idCount };
+      const live = [...this.entries.values()].filter((entry) => entry.expiry > now).map((entry) => entry.expiry);
+      return { kind: 'exhausted', held: this.held(now), soonestExpiry: live.length === 0 ? -1 : Math.min(...live) };
     });
   }
 
@@ -87,13 +88,13 @@ export class MemoryLeaseBackend implements LeaseBackend {
         if (entry !== undefined && entry.token !== request.token) return { kind: 'lost', reason: 'taken' };
         const ceiling = Math.max(entry?.ceiling ?? -1, entry?.noted ?? -1, request.ceilingMs);
         this.entries.set(request.id, { token: request.token, marker: this.marker, ceiling, noted: -1, expiry });
-        return { kind: 'recovered', expiry, marker: this.marker };
+        return { kind: 'recovered', expiry, marker: this.marker, held: this.held(now) };
       }
       if (entry === undefined) return { kind: 'lost', reason: 'missing' };
       if (entry.token !== request.token) return { kind: 'lost', reason: 'taken' };
       entry.ceiling = Math.max(entry.ceiling, request.ceilingMs);
       entry.expiry = expiry;
-      return { kind: 'ok', expiry, marker: this.marker };
+      return { kind: 'ok', expiry, marker: this.marker, held: this.held(now) };
     });
   }
 
@@ -128,6 +129,11 @@ export class MemoryLeaseBackend implements LeaseBackend {
 
   close(): Promise<void> {
     return Promise.resolve();
+  }
+
+  /** Live leases, as the scripts' ZCOUNT counts them. */
+  private held(now: number): number {
+    return [...this.entries.values()].filter((entry) => entry.expiry > now).length;
   }
 
   private now(): number {

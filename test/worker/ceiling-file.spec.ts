@@ -1,388 +1,228 @@
-/**
- * A fixed worker ID with a ceiling file (option `ceilingFile`), in one process on injected clocks: the ceiling is on
- * disk before the IDs under it, raised in steps and not per ID, written exactly on a graceful stop, and a restart
- * starts above it (waiting when the clock stands a little behind, refusing with the file's name when it stands far
- * behind). Files that are damaged or belong to another worker are errors, never a missing ceiling. Crashes (kill -9)
- * are in ceiling-file.e2e-spec.ts.
- */
 import 'reflect-metadata';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import type { LoggerService } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
-import { SnowflakeConfigError, WorkerUnavailableError } from '../../lib/core/errors.js';
-import { ticksAtMs } from '../../lib/core/time-units.js';
-import { IdService } from '../../lib/module/id.service.js';
-import { SnowflakeModule } from '../../lib/module/snowflake.module.js';
-import type { SnowflakeModuleOptions } from '../../lib/module/snowflake.options.js';
-import { SNOWFLAKE_WORKER_SOURCE } from '../../lib/module/snowflake.tokens.js';
-import { ManualClock } from '../../lib/testing/manual-clock.js';
-import { parseCeilingRecord, type CeilingRecord } from '../../lib/worker/ceiling-file.js';
+import { Test, type TestingModule } from '@nestjs/testing';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { resolveLayout } from '../../lib/core/layout.js';
+import { msAtTicks, ticksAtMs } from '../../lib/core/time-units.js';
 import {
-  CeilingAheadOfClockError,
-  CeilingFileAccessError,
-  CeilingFileCorruptError,
-  CeilingFileForeignError,
-} from '../../lib/worker/ceiling-file.errors.js';
-import { FileCeilingWorkerSource } from '../../lib/worker/file-ceiling.source.js';
+  CeilingFileError,
+  IdService,
+  SnowflakeConfigError,
+  SnowflakeModule,
+  type SnowflakeModuleOptions,
+} from '../../lib/index.js';
 import { tempDirectory } from '../support/temp-dir.js';
+import { SteppableClock, sleep } from '../support/time.js';
 
-const quiet: LoggerService = { log() {}, error() {}, warn() {}, debug() {}, verbose() {} };
+const LAYOUT = { workerBits: 4, datacenterBits: 0 } as const;
+const layout = resolveLayout(LAYOUT);
+const STEP_MS = 600;
 
-const temp = tempDirectory('snowflake-ceiling-');
-afterAll(() => temp.remove());
+describe('ceilingFile: restart safety for a fixed worker ID', () => {
+  const temp = tempDirectory('snowflake-ceiling-');
+  const modules: TestingModule[] = [];
+  let n = 0;
+  let file: string;
 
-let counter = 0;
-/** A fresh file path for each test. */
-const freshFile = () => temp.path(`worker-${++counter}.json`);
-const readRecord = (file: string): CeilingRecord => parseCeilingRecord(file, readFileSync(file, 'utf8'));
-
-async function boot(options: SnowflakeModuleOptions) {
-  const moduleRef = await Test.createTestingModule({ imports: [SnowflakeModule.forRoot(options)] })
-    .setLogger(quiet)
-    .compile();
-  const app = moduleRef.createNestApplication({ logger: false });
-  await app.init();
-  const source = app.get<FileCeilingWorkerSource>(SNOWFLAKE_WORKER_SOURCE);
-  return { app, ids: app.get(IdService), source };
-}
-
-const tickOf = (ids: IdService, id: bigint) => ticksAtMs(ids.layout, ids.decode(id).timestamp);
-
-describe('ceilingFile: writing ahead of use', () => {
-  it('creates the file at start, for its worker, datacenter and layout, with a ceiling aheadMs beyond the clock', async () => {
-    const file = freshFile();
-    const clock = new ManualClock({ fixedAt: Date.UTC(2026, 5, 1) });
-    const { app, ids } = await boot({ workerId: 3, datacenterId: 1, layout: 'twitter', ceilingFile: file, clock });
-    const record = readRecord(file);
-    expect(record).toMatchObject({ workerId: 3, datacenterId: 1, state: 'running' });
-    expect(record.layout).toEqual({
-      epoch: 1288834974657,
-      timeUnitMs: 1,
-      timestampBits: 41,
-      datacenterBits: 5,
-      workerBits: 5,
-      sequenceBits: 12,
-    });
-    expect(record.ceiling).toBe(ticksAtMs(ids.layout, clock.now() + 5000));
-    expect(record.ceilingAt).toBe(new Date(clock.now() + 5000).toISOString());
-    const id = ids.next();
-    expect(ids.decode(id).workerId).toBe(3);
-    expect(tickOf(ids, id)).toBeLessThanOrEqual(record.ceiling);
-    expect(existsSync(`${file}.tmp`)).toBe(false);
-    await app.close();
+  beforeEach(() => {
+    file = temp.path(`worker-${++n}.json`);
   });
 
-  it('never issues above the ceiling on disk, and raises it in steps, not per ID', async () => {
-    const file = freshFile();
-    const clock = new ManualClock({ fixedAt: Date.UTC(2026, 5, 1) });
-    const { app, ids, source } = await boot({ workerId: 1, ceilingFile: { path: file, aheadMs: 1000 }, clock });
-    let issued = 0;
-    let last = -1n;
-    // 6 s of clock in steps of 10 ms, 200 IDs a step; the event loop runs between steps, as between requests.
-    for (let step = 0; step < 600; step++) {
-      clock.advance(10);
-      const batch = await ids.nextBatchAsync(200);
-      expect(batch[0]).toBeGreaterThan(last);
-      last = batch.at(-1)!;
-      issued += batch.length;
-      expect(tickOf(ids, last)).toBeLessThanOrEqual(readRecord(file).ceiling);
-      await new Promise((resolve) => setTimeout(resolve, 1));
-    }
-    // One raise per half of aheadMs of clock: about 12 for 120,000 IDs.
-    expect(issued).toBe(120_000);
-    expect(source.raises.total).toBeGreaterThanOrEqual(10);
-    expect(source.raises.total).toBeLessThanOrEqual(14);
-    await app.close();
+  afterEach(async () => {
+    await Promise.all(modules.splice(0).map((m) => m.close().catch(() => undefined)));
   });
 
-  it('raises on the calling thread, instead of failing, when a synchronous loop never lets the event loop turn', async () => {
-    const file = freshFile();
-    const clock = new ManualClock({ fixedAt: Date.UTC(2026, 5, 1) });
-    const { app, ids, source } = await boot({ workerId: 1, ceilingFile: { path: file, aheadMs: 1000 }, clock });
-    let last = -1n;
-    // 5 s of clock without an await: a raise off the event loop could never land.
-    for (let step = 0; step < 500; step++) {
-      clock.advance(10);
-      for (let i = 0; i < 50; i++) {
-        const id = ids.next();
-        expect(id).toBeGreaterThan(last);
-        last = id;
-      }
-      expect(tickOf(ids, last)).toBeLessThanOrEqual(readRecord(file).ceiling);
-    }
-    // The raise set off when it fell due never landed: each time the clock passed the ceiling, the next ID wrote it
-    // on the spot, aheadMs beyond the clock (at about 1, 2, 3 and 4 s).
-    expect(source.raises.blocking).toBeGreaterThanOrEqual(4);
-    expect(source.raises.blocking).toBeLessThanOrEqual(5);
-    expect(source.raises.total).toBe(source.raises.blocking);
-    await app.close();
-    expect(readRecord(file)).toMatchObject({ state: 'stopped', ceiling: tickOf(ids, last) });
-    expect(existsSync(`${file}.tmp`)).toBe(false);
-  });
+  afterAll(() => temp.remove());
 
-  it('raises at once, on the calling thread, when the clock jumps past the ceiling', async () => {
-    const file = freshFile();
-    const clock = new ManualClock({ fixedAt: Date.UTC(2026, 5, 1) });
-    const { app, ids, source } = await boot({ workerId: 1, ceilingFile: { path: file, aheadMs: 1000 }, clock });
-    ids.next();
-    // A clock step forward past the ceiling: the next ID needs a ceiling that is not on disk yet.
-    clock.advance(1500);
-    const id = ids.next();
-    expect(tickOf(ids, id)).toBe(ticksAtMs(ids.layout, clock.now()));
-    expect(readRecord(file).ceiling).toBe(ticksAtMs(ids.layout, clock.now() + 1000));
-    expect(source.raises).toEqual({ total: 1, blocking: 1 });
-    await app.close();
-  });
-
-  it('goes on up to the written ceiling when a raise fails, says why, and raises again once the file can be written', async () => {
-    const dir = temp.path('vanishing');
-    mkdirSync(dir);
-    const file = `${dir}/worker.json`;
-    const clock = new ManualClock({ fixedAt: Date.UTC(2026, 5, 1) });
-    const { app, ids } = await boot({ workerId: 1, ceilingFile: { path: file, aheadMs: 1000 }, clock });
-    const ceiling = readRecord(file).ceiling;
-    rmSync(dir, { recursive: true });
-    clock.advance(600);
-    ids.next(); // sets off a raise, which fails
-    clock.advance(300);
-    expect(tickOf(ids, ids.next())).toBeLessThanOrEqual(ceiling);
-    clock.advance(200);
-    expect(() => ids.next()).toThrow(WorkerUnavailableError);
-    await expect(ids.nextAsync()).rejects.toThrow(CeilingFileAccessError);
-    await expect(ids.nextAsync()).rejects.toThrow(/Could not write the ceiling file .*Create its directory/);
-    mkdirSync(dir);
-    clock.advance(1000); // past the retry delay
-    const id = await ids.nextAsync();
-    expect(tickOf(ids, id)).toBeLessThanOrEqual(readRecord(file).ceiling);
-    expect(tickOf(ids, id)).toBeGreaterThan(ceiling);
-    await app.close();
-  });
-});
-
-describe('ceilingFile: restarts', () => {
-  it('writes the exact last timestamp on a graceful stop', async () => {
-    const file = freshFile();
-    const clock = new ManualClock({ fixedAt: Date.UTC(2026, 5, 1) });
-    const { app, ids } = await boot({ workerId: 2, ceilingFile: file, clock });
-    clock.advance(7);
-    const last = ids.nextBatch(10).at(-1)!;
-    await app.close();
-    expect(readRecord(file)).toMatchObject({ state: 'stopped', ceiling: tickOf(ids, last) });
-  });
-
-  it('starts above the previous run after a graceful stop, waiting for a clock set back a little', async () => {
-    const file = freshFile();
-    const clock = new ManualClock();
-    const first = await boot({ workerId: 2, ceilingFile: file, clock });
-    const before = first.ids.nextBatch(1000);
-    await first.app.close();
-    clock.step(-400);
-    const started = performance.now();
-    const second = await boot({ workerId: 2, ceilingFile: file, clock });
-    const waited = performance.now() - started;
-    const after = second.ids.nextBatch(1000);
-    expect(after[0]).toBeGreaterThan(before.at(-1)!);
-    expect(waited).toBeGreaterThanOrEqual(350);
-    expect(new Set([...before, ...after]).size).toBe(2000);
-    await second.app.close();
-  });
-
-  it('starts above the ceiling of a run that did not stop, waiting up to maxWaitMs', async () => {
-    const file = freshFile();
-    const clock = new ManualClock();
-    const first = await boot({ workerId: 2, ceilingFile: { path: file, aheadMs: 500 }, clock });
-    const before = first.ids.nextBatch(100);
-    const { ceiling } = readRecord(file);
-    // The run ends without a stop (as a kill would end it): its file keeps the ceiling written ahead.
-    await first.app.close();
-    writeFileSync(file, JSON.stringify({ ...readRecord(file), ceiling, state: 'running' }));
-    const second = await boot({ workerId: 2, ceilingFile: { path: file, aheadMs: 500 }, clock });
-    const after = second.ids.next();
-    expect(after).toBeGreaterThan(before.at(-1)!);
-    expect(tickOf(second.ids, after)).toBeGreaterThan(ceiling);
-    await second.app.close();
-  });
-
-  it('refuses to start on a clock set back beyond maxWaitMs, naming the file and the fix, and leaves the file alone', async () => {
-    const file = freshFile();
-    const clock = new ManualClock();
-    const first = await boot({ workerId: 2, ceilingFile: { path: file, maxWaitMs: 500 }, clock });
-    first.ids.next();
-    await first.app.close();
-    const bytes = readFileSync(file, 'utf8');
-    clock.step(-3000);
-    const failure = await boot({ workerId: 2, ceilingFile: { path: file, maxWaitMs: 500 }, clock }).catch(
-      (error: unknown) => error,
-    );
-    expect(failure).toBeInstanceOf(CeilingAheadOfClockError);
-    const error = failure as CeilingAheadOfClockError;
-    expect(error.file).toBe(file);
-    expect(error.maxWaitMs).toBe(500);
-    expect(error.behindMs).toBeGreaterThan(2500);
-    expect(error.behindMs).toBeLessThanOrEqual(3001);
-    expect(error.message).toContain(file);
-    expect(error.message).toMatch(/Check the host clock .*`ceilingFile.maxWaitMs`.*another worker ID.*Do not delete/);
-    expect(readFileSync(file, 'utf8')).toBe(bytes);
-  });
-
-  it('leaves the file alone when stopped while its start waits for the clock', async () => {
-    const file = freshFile();
-    const clock = new ManualClock();
-    const first = await boot({ workerId: 6, ceilingFile: file, clock });
-    first.ids.next();
-    await first.app.close();
-    const bytes = readFileSync(file, 'utf8');
-    clock.step(-2000);
-    const ids = new IdService({ workerId: 6, ceilingFile: file, clock });
-    const starting = ids.onModuleInit().catch((error: unknown) => error);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    await ids.onApplicationShutdown();
-    expect(await starting).toMatchObject({ name: 'WorkerUnavailableError', reason: 'stopped' });
-    expect(readFileSync(file, 'utf8')).toBe(bytes);
-  });
-
-  it('lets nextAsync() called during the start wait for it, and issue above the previous run', async () => {
-    const file = freshFile();
-    const clock = new ManualClock();
-    const first = await boot({ workerId: 7, ceilingFile: file, clock });
-    const before = first.ids.next();
-    await first.app.close();
-    clock.step(-300);
-    const ids = new IdService({ workerId: 7, ceilingFile: file, clock });
-    const starting = ids.onModuleInit();
-    const early = ids.nextAsync();
-    await starting;
-    expect(await early).toBeGreaterThan(before);
-    await ids.onApplicationShutdown();
-  });
-
-  it('keeps host-name worker IDs too', async () => {
-    const file = freshFile();
-    const { app, ids } = await boot({ workerId: 'hostname', hostname: 'api-5', ceilingFile: file });
-    expect(ids.decode(ids.next()).workerId).toBe(5);
-    expect(ids.status()).toMatchObject({ source: 'hostname', ready: true, workerId: 5 });
-    await app.close();
-    expect(readRecord(file)).toMatchObject({ workerId: 5, state: 'stopped' });
-  });
-});
-
-describe('ceilingFile: files that are not this worker’s ceiling', () => {
-  async function writtenBy(options: Omit<SnowflakeModuleOptions, 'ceilingFile'>): Promise<string> {
-    const file = freshFile();
-    const { app, ids } = await boot({ ...options, ceilingFile: file });
-    ids.next();
-    await app.close();
-    return file;
+  async function boot(options: Partial<SnowflakeModuleOptions> = {}): Promise<IdService> {
+    const module = await Test.createTestingModule({
+      imports: [
+        SnowflakeModule.forRoot({
+          layout: LAYOUT,
+          workerId: 3,
+          ceilingFile: { path: file, stepMs: STEP_MS },
+          ...options,
+        }),
+      ],
+    }).compile();
+    modules.push(module);
+    await module.init();
+    return module.get(IdService);
   }
 
-  const validText = async () => readFileSync(await writtenBy({ workerId: 3 }), 'utf8');
+  const recorded = (): Record<string, unknown> => JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+  const ceiling = () => recorded().ceilingTicks as number;
+  const failure = (promise: Promise<unknown>) =>
+    promise.then(
+      () => undefined,
+      (error: unknown) => error,
+    );
 
-  it.each<[string, (valid: string) => string, RegExp]>([
-    ['an empty file', () => '', /it is empty/],
-    ['text that is not JSON', () => 'ceiling=12\n', /not JSON/],
-    ['a cut-off record', (valid) => valid.slice(0, valid.length / 2), /not JSON/],
-    ['a JSON array', () => '[]', /not a JSON object/],
-    ['another format', (valid) => valid.replace('nestjs-snowflake/ceiling-file', 'other'), /"format" is "other"/],
-    ['a newer version', (valid) => valid.replace('"version": 1', '"version": 2'), /version 2/],
-    ['a ceiling that is not a number', (valid) => valid.replace(/"ceiling": (\d+)/, '"ceiling": "$1"'), /"ceiling"/],
-    ['a layout field missing', (valid) => valid.replace(/"workerBits": \d+,/, ''), /"layout.workerBits" is undefined/],
-    ['an unknown state', (valid) => valid.replace('"stopped"', '"paused"'), /"state" is "paused"/],
-  ])('%s is a CeilingFileCorruptError naming the file, and stays as it was', async (_name, damage, problem) => {
-    const file = freshFile();
-    const text = damage(await validText());
-    writeFileSync(file, text);
-    const failure = await boot({ workerId: 3, ceilingFile: file }).catch((error: unknown) => error);
-    expect(failure).toBeInstanceOf(CeilingFileCorruptError);
-    expect((failure as CeilingFileCorruptError).file).toBe(file);
-    expect((failure as Error).message).toContain(file);
-    expect((failure as CeilingFileCorruptError).problem).toMatch(problem);
-    expect((failure as Error).message).toMatch(/Do not delete it.*Restore it from a backup/);
-    expect(readFileSync(file, 'utf8')).toBe(text);
-  });
+  it('writes the ceiling ahead of the first ID, and raises it in the background as time passes', async () => {
+    const ids = await boot();
+    const first = ids.decode(ids.next()).timestamp;
+    expect(recorded()).toMatchObject({ format: 'nestjs-snowflake/worker-ceiling', workerId: 3, datacenterId: 0 });
+    const written = ceiling();
+    // One step ahead of the clock, and above the first ID.
+    expect(written).toBeGreaterThan(ticksAtMs(layout, first));
+    expect(written).toBeLessThanOrEqual(ticksAtMs(layout, Date.now()) + STEP_MS);
 
-  it.each<[string, Omit<SnowflakeModuleOptions, 'ceilingFile'>, Omit<SnowflakeModuleOptions, 'ceilingFile'>, RegExp]>([
-    ['another worker ID', { workerId: 4 }, { workerId: 3 }, /belongs to worker 4 of datacenter 0.*runs worker 3/],
-    [
-      'another datacenter',
-      { workerId: 3, datacenterId: 2, layout: 'twitter' },
-      { workerId: 3, datacenterId: 1, layout: 'twitter' },
-      /belongs to worker 3 of datacenter 2.*runs worker 3 of datacenter 1/,
-    ],
-    ['another layout', { workerId: 3, layout: 'twitter' }, { workerId: 3 }, /epoch 1288834974657.*epoch 1767225600000/],
-    ['another time unit', { workerId: 3, layout: { timeUnitMs: 10 } }, { workerId: 3 }, /timeUnitMs 10.*timeUnitMs 1,/],
-  ])('a file of %s is a CeilingFileForeignError', async (_name, owner, runner, message) => {
-    const file = await writtenBy(owner);
-    const bytes = readFileSync(file, 'utf8');
-    const failure = await boot({ ...runner, ceilingFile: file }).catch((error: unknown) => error);
-    expect(failure).toBeInstanceOf(CeilingFileForeignError);
-    expect((failure as CeilingFileForeignError).found.workerId).toBe(owner.workerId);
-    expect((failure as Error).message).toContain(file);
-    expect((failure as Error).message).toMatch(message);
-    expect((failure as Error).message).toMatch(/Give every worker ID a file of its own/);
-    expect(readFileSync(file, 'utf8')).toBe(bytes);
-  });
-
-  it('a file in a directory that does not exist fails the bootstrap, saying to create it', async () => {
-    const file = temp.path('missing/worker.json');
-    const failure = await boot({ workerId: 3, ceilingFile: file }).catch((error: unknown) => error);
-    expect(failure).toBeInstanceOf(CeilingFileAccessError);
-    expect(failure).toMatchObject({ file, operation: 'write', code: 'ENOENT' });
-    expect((failure as Error).message).toMatch(/Could not write the ceiling file .*Create its directory/);
-  });
-
-  it('a directory in place of the file is an error, not a missing file', async () => {
-    const file = temp.path('a-directory.json');
-    mkdirSync(file);
-    const failure = await boot({ workerId: 3, ceilingFile: file }).catch((error: unknown) => error);
-    expect(failure).toMatchObject({ file, operation: 'read', code: 'EISDIR' });
-  });
-});
-
-describe('option ceilingFile', () => {
-  const invalid = (options: SnowflakeModuleOptions) => {
-    try {
-      new IdService(options);
-    } catch (error) {
-      return error as SnowflakeConfigError;
+    // IDs for two steps: the ceiling moves ahead of them, and no ID is ever above what the file said before it.
+    const issued: number[] = [];
+    const deadline = Date.now() + 2 * STEP_MS;
+    while (Date.now() < deadline) {
+      // Async: on a loaded machine a write may land after the clock reached the ceiling, and then IDs wait for it.
+      issued.push(...(await ids.nextBatchAsync(50)).map((id) => ids.decode(id).timestamp));
+      expect(ticksAtMs(layout, issued[issued.length - 1])).toBeLessThanOrEqual(ceiling());
+      await sleep(5);
     }
-    throw new Error('expected the options to be refused');
-  };
-
-  it('goes with workerId only', () => {
-    expect(invalid({ redis: { url: 'redis://127.0.0.1:1' }, ceilingFile: '/tmp/x.json' })).toMatchObject({
-      option: 'ceilingFile',
-      message: expect.stringMatching(/keeps each worker ID's ceiling in Redis/),
-    });
-    expect(invalid({ ceilingFile: '/tmp/x.json' })).toMatchObject({
-      option: 'ceilingFile',
-      message: expect.stringMatching(/give `workerId`/),
-    });
+    expect(ceiling()).toBeGreaterThan(written + STEP_MS);
+    expect(ceiling()).toBeGreaterThan(ticksAtMs(layout, Math.max(...issued)));
   });
 
-  it('names unknown keys, empty paths and bounds that cannot work', () => {
-    expect(invalid({ workerId: 1, ceilingFile: { path: '/tmp/x.json', ahead: 10 } as never })).toMatchObject({
-      option: 'ceilingFile.ahead',
-      message: expect.stringMatching(/did you mean `aheadMs`/),
-    });
-    expect(invalid({ workerId: 1, ceilingFile: '' })).toMatchObject({ option: 'ceilingFile' });
-    expect(invalid({ workerId: 1, ceilingFile: { path: ' ' } })).toMatchObject({ option: 'ceilingFile.path' });
-    expect(invalid({ workerId: 1, ceilingFile: { path: '/tmp/x.json', aheadMs: 0 } })).toMatchObject({
-      option: 'ceilingFile.aheadMs',
-    });
-    expect(
-      invalid({ workerId: 1, layout: 'js-safe', ceilingFile: { path: '/tmp/x.json', aheadMs: 15 } }),
-    ).toMatchObject({ option: 'ceilingFile.aheadMs', message: expect.stringMatching(/use 20 or more/) });
-    expect(invalid({ workerId: 1, ceilingFile: { path: '/tmp/x.json', maxWaitMs: Number.NaN } })).toMatchObject({
-      option: 'ceilingFile.maxWaitMs',
-    });
+  it('never issues above the last ceiling on disk: while writes fail IDs wait at it, and resume once a write succeeds', async () => {
+    const ids = await boot();
+    ids.next();
+    const lastWritten = ceiling();
+    // The file's place taken by a non-empty directory: every rename onto it fails from now on.
+    rmSync(file);
+    mkdirSync(`${file}/blocked`, { recursive: true });
+    const issued: number[] = [];
+    let refusal: unknown;
+    const deadline = Date.now() + 3 * STEP_MS;
+    while (Date.now() < deadline && refusal === undefined) {
+      try {
+        issued.push(...ids.nextBatch(20).map((id) => ticksAtMs(layout, ids.decode(id).timestamp)));
+      } catch (error) {
+        refusal = error;
+      }
+      await sleep(5);
+    }
+    expect(refusal).toMatchObject({ name: 'WorkerUnavailableError', reason: 'ceiling' });
+    expect(Math.max(...issued)).toBeLessThanOrEqual(lastWritten);
+
+    // The disk is back: the retry writes a new ceiling, and waiting callers get their IDs.
+    rmSync(file, { recursive: true });
+    const resumed = ids.decode(await ids.nextAsync()).timestamp;
+    expect(ticksAtMs(layout, resumed)).toBeGreaterThan(Math.max(...issued));
+    expect(ceiling()).toBeGreaterThanOrEqual(ticksAtMs(layout, resumed));
   });
 
-  it('resolves a relative path against the working directory', async () => {
-    const { app, source } = await boot({
-      workerId: 9,
-      ceilingFile: temp.path('relative.json').replace(`${process.cwd()}/`, ''),
-    });
-    expect(source.file).toBe(temp.path('relative.json'));
-    await app.close();
+  it('records the exact last timestamp at a graceful stop, so that a restart waits for nothing', async () => {
+    const ids = await boot();
+    const last = ids.decode(ids.next()).timestamp;
+    await modules.pop()!.close();
+    expect(ceiling()).toBe(ticksAtMs(layout, last));
+    const started = performance.now();
+    const again = await boot();
+    expect(performance.now() - started).toBeLessThan(STEP_MS);
+    expect(again.decode(again.next()).timestamp).toBeGreaterThan(last);
+  });
+
+  it('restarts above the old ceiling with the clock set back: waits when the gap is small', async () => {
+    const before = await boot();
+    const issued = before.nextBatch(100);
+    // A crash: the file keeps the raised ceiling, not the exact last timestamp.
+    const crashed = readFileSync(file, 'utf8');
+    await modules.pop()!.close();
+    writeFileSync(file, crashed);
+    const ceilingMs = msAtTicks(layout, (JSON.parse(crashed) as { ceilingTicks: number }).ceilingTicks);
+
+    const clock = new SteppableClock(-500);
+    const behindMs = ceilingMs - clock.now();
+    // The crashed process's ceiling stands about a step ahead of the real clock, and this clock is 500 ms behind it.
+    expect(behindMs).toBeGreaterThan(500);
+    const started = performance.now();
+    const after = await boot({ clock, ceilingFile: { path: file, stepMs: STEP_MS, maxWaitMs: 3000 } });
+    expect(performance.now() - started).toBeGreaterThanOrEqual(behindMs - 20);
+    const next = after.nextBatch(100);
+    const lastBefore = issued[issued.length - 1];
+    expect(next[0]).toBeGreaterThan(lastBefore);
+    expect(after.decode(next[0]).timestamp).toBeGreaterThan(ceilingMs);
+    expect(new Set([...issued, ...next]).size).toBe(200);
+  });
+
+  it('refuses to start when the clock stands further behind the ceiling than maxWaitMs, naming the file and the fix', async () => {
+    const before = await boot();
+    before.next();
+    const crashed = readFileSync(file, 'utf8');
+    await modules.pop()!.close();
+    writeFileSync(file, crashed);
+
+    const started = performance.now();
+    const error = await failure(boot({ clock: new SteppableClock(-5000) }));
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(error).toBeInstanceOf(CeilingFileError);
+    expect(error).toMatchObject({ problem: 'clock-behind', file });
+    const message = (error as Error).message;
+    expect(message).toContain(file);
+    expect(message).toContain('ceilingFile.maxWaitMs');
+    expect(message).toContain('Correct the clock');
+    // Nothing was written over the ceiling it refused to go below.
+    expect(readFileSync(file, 'utf8')).toBe(crashed);
+  });
+
+  it.each([
+    ['not JSON', 'garbage\n'],
+    ['cut short', '{"format":"nestjs-snowflake/worker-ceiling","version":1,"layout":"41/0/4/'],
+    ['another format', '{"ceiling": 12345}'],
+    ['a ceiling that is not a number', ''],
+    ['empty', ''],
+  ])('refuses a corrupt file (%s), naming it', async (what, text) => {
+    const body =
+      what === 'a ceiling that is not a number'
+        ? JSON.stringify({
+            format: 'nestjs-snowflake/worker-ceiling',
+            version: 1,
+            layout: 'x',
+            workerId: 3,
+            datacenterId: 0,
+            ceilingTicks: 'soon',
+          })
+        : text;
+    writeFileSync(file, body);
+    const error = await failure(boot());
+    expect(error).toBeInstanceOf(CeilingFileError);
+    expect(error).toMatchObject({ problem: 'corrupt', file });
+    expect((error as Error).message).toContain('Restore it from a backup');
+    expect(readFileSync(file, 'utf8')).toBe(body);
+  });
+
+  it('refuses a file of another worker, datacenter or layout', async () => {
+    await boot();
+    await modules.pop()!.close();
+    const foreign = readFileSync(file, 'utf8');
+    for (const options of [
+      { workerId: 4 },
+      { datacenterId: 1, layout: { workerBits: 4, datacenterBits: 1 } },
+      { layout: { workerBits: 5, datacenterBits: 0 } },
+    ]) {
+      writeFileSync(file, foreign);
+      const error = await failure(boot(options));
+      expect(error).toBeInstanceOf(CeilingFileError);
+      expect(error).toMatchObject({ problem: 'foreign', file });
+      expect((error as Error).message).toContain('belongs to worker 3 of datacenter 0');
+      expect((error as Error).message).toContain('Every worker needs a file of its own');
+    }
+  });
+
+  it('fails at start when the ceiling cannot be written, naming the file', async () => {
+    file = temp.path('missing-directory/worker.json');
+    const error = await failure(boot());
+    expect(error).toMatchObject({ name: 'CeilingFileError', problem: 'unwritable', file });
+    expect((error as Error).message).toContain('directory exists');
+    mkdirSync(temp.path('missing-directory'));
+    await boot();
+  });
+
+  it.each([
+    ['ceilingFile', { workerId: undefined, redis: { url: 'redis://127.0.0.1:1' } }],
+    ['ceilingFile.stepMs', { ceilingFile: { path: '/tmp/x.json', stepMs: 10 } }],
+    ['ceilingFile.maxWaitMs', { ceilingFile: { path: '/tmp/x.json', maxWaitMs: -1 } }],
+    ['ceilingFile.path', { ceilingFile: { path: '' } }],
+    ['ceilingFile.stepsMs', { ceilingFile: { path: '/tmp/x.json', stepsMs: 100 } }],
+  ])('rejects a bad %s at bootstrap', async (option, options) => {
+    const error = await failure(boot(options));
+    expect(error).toBeInstanceOf(SnowflakeConfigError);
+    expect((error as SnowflakeConfigError).option).toBe(option);
   });
 });

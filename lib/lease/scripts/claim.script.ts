@@ -2,9 +2,10 @@ import { PRELUDE, commonArgs, stamp, unexpected, type CommonSettings, type Serve
 
 export type ClaimReply = ServerStamp &
   (
-    | { kind: 'ok'; id: number; floorMs: number; marker: string; expiry: number }
+    | { kind: 'ok'; id: number; floorMs: number; marker: string; expiry: number; held: number }
     | { kind: 'settling'; waitMs: number }
-    | { kind: 'exhausted'; held: number }
+    /** `soonestExpiry`: when the first live lease lapses, server ms (-1 when none is live). */
+    | { kind: 'exhausted'; held: number; soonestExpiry: number }
     | { kind: 'mismatch'; recorded: string; live: number }
     | { kind: 'busy' }
   );
@@ -29,8 +30,12 @@ export interface ClaimRequest {
  * ARGV[1..3] common, ARGV[4] record key prefix, ARGV[5] token, ARGV[6] ID count, ARGV[7] holder clock ms,
  * ARGV[8] host, ARGV[9] pid, ARGV[10] excluded IDs (comma-separated, may be empty)
  *
- * Reply: {'ok', id, floor (previous ceiling, or -1), marker, expiry, now, run_id}
- *      | {'settling', wait ms, now, run_id} | {'exhausted', held count, now, run_id}
+ * Every answer that hands out an ID or reports exhaustion carries the number of live leases (`held`, this one
+ * included), counted with one ZCOUNT on the expiry set against the server's `TIME` (O(log N), no scan); exhaustion
+ * also carries the soonest expiry of a live lease, so that a claimer can wait for it instead of failing at once.
+ *
+ * Reply: {'ok', id, floor (previous ceiling, or -1), marker, expiry, held, now, run_id}
+ *      | {'settling', wait ms, now, run_id} | {'exhausted', held, soonest expiry (or -1), now, run_id}
  *      | {'mismatch', the namespace's configuration, live leases, now, run_id}
  *      | {'busy', now, run_id} (live leases passed over at the cursor; claim again)
  */
@@ -96,7 +101,8 @@ if id == nil then
   -- Never-used IDs remain beyond the ones passed over: not exhausted, the caller claims again at once.
   if id == nil and cursor < count then return {'busy', now, server} end
   if id == nil then
-    return {'exhausted', redis.call('ZCOUNT', EXPIRY, '(' .. now, '+inf'), now, server}
+    local soonest = redis.call('ZRANGEBYSCORE', EXPIRY, '(' .. now, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+    return {'exhausted', live_count(), tonumber(soonest[2] or '-1'), now, server}
   end
   -- Every ID in the expiry set has a record: one that is gone was deleted, and with it the floor of that ID.
   if redis.call('EXISTS', prefix .. id) == 0 then
@@ -112,7 +118,7 @@ local expiry = now + TTL
 redis.call('HSET', key, 'token', token, 'marker', marker, 'ceiling', ceiling, 'floor', floor, 'claimed', now,
   'host', host, 'pid', pid)
 set_expiry(id, expiry)
-return {'ok', tonumber(id), floor, marker, expiry, now, server}
+return {'ok', tonumber(id), floor, marker, expiry, live_count(), now, server}
 `;
 
 /** The claim's arguments after the common three, in the order the Lua names them. */
@@ -142,12 +148,13 @@ export function decodeClaim(reply: unknown[]): ClaimReply {
         floorMs: Number(reply[2]),
         marker: String(reply[3]),
         expiry: Number(reply[4]),
-        ...stamp(reply, 5),
+        held: Number(reply[5]),
+        ...stamp(reply, 6),
       };
     case 'settling':
       return { kind: 'settling', waitMs: Number(reply[1]), ...stamp(reply, 2) };
     case 'exhausted':
-      return { kind: 'exhausted', held: Number(reply[1]), ...stamp(reply, 2) };
+      return { kind: 'exhausted', held: Number(reply[1]), soonestExpiry: Number(reply[2]), ...stamp(reply, 3) };
     case 'mismatch':
       return { kind: 'mismatch', recorded: String(reply[1]), live: Number(reply[2]), ...stamp(reply, 3) };
     case 'busy':

@@ -76,6 +76,11 @@ local function set_cursor(cursor)
   redis.call('HSET', META, 'cursor', cursor)
 end
 
+-- Live leases of the namespace: one ZCOUNT against the server's time, O(log N) whatever the number held.
+local function live_count()
+  return redis.call('ZCOUNT', EXPIRY, '(' .. now, '+inf')
+end
+
 -- The lowest timestamp a new holder of a record must stay above: its ceiling, or a lost holder's note if higher.
 local function floor_of(key)
   local ceiling = tonumber(redis.call('HGET', key, 'ceiling') or '-1')

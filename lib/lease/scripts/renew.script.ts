@@ -1,7 +1,7 @@
 import { PRELUDE, commonArgs, stamp, unexpected, type CommonSettings, type ServerStamp } from './prelude.lua.js';
 
 export type RenewReply = ServerStamp &
-  ({ kind: 'ok' | 'recovered'; expiry: number; marker: string } | { kind: 'lost'; reason: string });
+  ({ kind: 'ok' | 'recovered'; expiry: number; marker: string; held: number } | { kind: 'lost'; reason: string });
 
 export interface RenewRequest {
   id: number;
@@ -28,7 +28,10 @@ export interface RenewRequest {
  * ARGV[1..3] common, ARGV[4] record key, ARGV[5] id, ARGV[6] token, ARGV[7] new ceiling (holder ms), ARGV[8] the
  * holder's marker, ARGV[9] the previous lease's expiry (server ms), ARGV[10] the margin of that test (ms)
  *
- * Reply: {'ok', expiry, marker, now, run_id} | {'recovered', expiry, marker, now, run_id}
+ * A renewal that holds on answers with the number of live leases (`held`, one ZCOUNT against the server's time), so
+ * that every holder sees the namespace's capacity at each renewal for the cost of one O(log N) command.
+ *
+ * Reply: {'ok', expiry, marker, held, now, run_id} | {'recovered', expiry, marker, held, now, run_id}
  *      | {'lost', reason, now, run_id}
  */
 export const RENEW_SCRIPT = `${PRELUDE}
@@ -50,7 +53,7 @@ if marker ~= held_marker then
   local ceiling = math.max(floor_of(key), wanted_ceiling)
   redis.call('HSET', key, 'token', token, 'marker', marker, 'ceiling', ceiling, 'claimed', now)
   set_expiry(id, expiry)
-  return {'recovered', expiry, marker, now, server}
+  return {'recovered', expiry, marker, live_count(), now, server}
 end
 -- The namespace took another configuration while this holder was paused past its lease: it must not go on.
 if redis.call('HGET', META, 'config') ~= CONFIG then return {'lost', 'config', now, server} end
@@ -59,7 +62,7 @@ if owner ~= token then return {'lost', owner and 'taken' or 'missing', now, serv
 local ceiling = math.max(tonumber(redis.call('HGET', key, 'ceiling') or '0'), wanted_ceiling)
 redis.call('HSET', key, 'ceiling', ceiling)
 set_expiry(id, expiry)
-return {'ok', expiry, marker, now, server}
+return {'ok', expiry, marker, live_count(), now, server}
 `;
 
 /** The renewal's arguments after the common three, in the order the Lua names them. */
@@ -84,7 +87,13 @@ export function renewArgs(
 export function decodeRenew(reply: unknown[]): RenewReply {
   const status = String(reply[0]);
   if (status === 'ok' || status === 'recovered') {
-    return { kind: status, expiry: Number(reply[1]), marker: String(reply[2]), ...stamp(reply, 3) };
+    return {
+      kind: status,
+      expiry: Number(reply[1]),
+      marker: String(reply[2]),
+      held: Number(reply[3]),
+      ...stamp(reply, 4),
+    };
   }
   if (status === 'lost') return { kind: 'lost', reason: String(reply[1]), ...stamp(reply, 2) };
   throw unexpected('renew', reply);

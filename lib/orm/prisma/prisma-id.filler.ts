@@ -8,6 +8,8 @@ interface Slot {
   readonly target: Data;
   readonly field: string;
   readonly as: IdEncoding;
+  /** Where the ID comes from: the model's own generator, or the extension's. */
+  readonly source: SnowflakeIdSource;
 }
 
 /** The operations whose arguments can create rows, directly or through nested writes. */
@@ -29,6 +31,8 @@ export class PrismaIdFiller {
   constructor(
     private readonly plan: IdPlan,
     private readonly source: SnowflakeIdSource,
+    /** Generators of their own for some models, by model name (the `generators` option). */
+    private readonly sources: ReadonlyMap<string, SnowflakeIdSource> = new Map(),
   ) {}
 
   /** Whether writes to the model can create rows with fields to fill; if not, its queries pass through. */
@@ -60,7 +64,7 @@ export class PrismaIdFiller {
     }
     for (const slot of slots) {
       // A used-up sequence or a lease being re-claimed waits, when the source can, instead of failing the query.
-      const id = await issueOrWait(this.source);
+      const id = await issueOrWait(slot.source);
       slot.target[slot.field] = slot.as === 'bigint' ? id : id.toString();
     }
     return out;
@@ -71,9 +75,10 @@ export class PrismaIdFiller {
     const plan = this.plan.get(model);
     if (plan === undefined || !isPlainObject(data)) return data;
     const out: Data = { ...data };
+    const source = this.sources.get(model) ?? this.source;
     for (const { field, as } of plan.ids) {
       // `undefined` is how Prisma spells "not given"; null or any other value is the caller's choice.
-      if (out[field] === undefined) slots.push({ target: out, field, as });
+      if (out[field] === undefined) slots.push({ target: out, field, as, source });
     }
     this.walkRelations(plan.relations, out, slots);
     return out;

@@ -26,7 +26,8 @@ interface QueryParams {
  * unsuitable type throws then.
  *
  * @param ids where IDs come from: `IdService`, or anything with `next(): bigint`
- * @param options extra fields, the doc-comment tag, or the schema text to read tags from
+ * @param options extra fields, generators of their own for some models, the doc-comment tag, or the schema text to
+ *   read tags from
  * @example
  * const prisma = new PrismaClient({ adapter }).$extends(snowflakeExtension(idService));
  * const user = await prisma.user.create({ data: { email, posts: { create: [{ title }] } } });
@@ -39,8 +40,28 @@ export function snowflakeExtension(ids: SnowflakeIdSource, options: SnowflakePri
       'pass an ID source with next(): bigint, such as the IdService injected from SnowflakeModule.',
     );
   }
+  const sources = new Map(Object.entries(options.generators ?? {}));
+  for (const [model, source] of sources) {
+    if (typeof source?.next !== 'function') {
+      throw new SnowflakeConfigError(
+        `generators.${model}`,
+        'pass an ID source with next(): bigint, such as the IdService of a named registration ' +
+          "(@InjectIdService('orders')).",
+      );
+    }
+  }
   return Prisma.defineExtension((client) => {
-    const filler = new PrismaIdFiller(buildIdPlan(readClientSchemaInfo(client), options), ids);
+    const plan = buildIdPlan(readClientSchemaInfo(client), options);
+    for (const model of sources.keys()) {
+      if ((plan.get(model)?.ids.length ?? 0) === 0) {
+        throw new SnowflakeConfigError(
+          `generators.${model}`,
+          `the model ${JSON.stringify(model)} has no field to fill: mark its ID field with the doc comment or list ` +
+            `it in \`fields\`, or check the model's name (as in schema.prisma).`,
+        );
+      }
+    }
+    const filler = new PrismaIdFiller(plan, ids, sources);
     const handle =
       (operation: FilledOperation) =>
       async ({ model, args, query }: QueryParams): Promise<unknown> =>

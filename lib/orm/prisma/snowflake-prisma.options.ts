@@ -1,3 +1,4 @@
+import type { SnowflakeIdSource } from '../id-issuer.js';
 import type { PrismaDatamodelLike } from './prisma-datamodel.js';
 
 /**
@@ -12,6 +13,14 @@ export interface SnowflakePrismaOptions {
    * @example { User: 'id', Order: ['id', 'publicId'] }
    */
   fields?: Readonly<Record<string, string | readonly string[]>>;
+  /**
+   * Generators of their own for some models, by model name as in schema.prisma: the `IdService` of a named
+   * `SnowflakeModule` registration (`@InjectIdService('orders')`), for example. Other models take IDs from the
+   * extension's first argument. A model here that has no field to fill fails when the extension is applied.
+   *
+   * @example { Order: orderIds, OrderLine: orderIds }
+   */
+  generators?: Readonly<Record<string, SnowflakeIdSource>>;
   /**
    * The tag in a field's `///` doc comment that marks it; `false` reads no doc comments, so only `fields` count.
    *

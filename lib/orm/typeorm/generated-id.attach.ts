@@ -1,5 +1,6 @@
 import type { IdIssuer } from '../id-issuer.js';
 import { DataSourceNotInitializedError } from './generated-id.errors.js';
+import { issuersOf, type IdIssuers } from './generated-id.issuers.js';
 import { GeneratedIdSubscriber } from './generated-id.subscriber.js';
 import { probePrecision } from './precision.probe.js';
 import type { DataSourceLike } from './typeorm.structural.js';
@@ -10,6 +11,13 @@ export interface AttachGeneratedIdsOptions {
   name?: string;
   /** Where warnings go. @default console */
   logger?: { warn(message: string): void };
+  /**
+   * Issuers of named generators, for `@GeneratedId({ generator })` properties: the `IdService`s of named
+   * `SnowflakeModule` registrations, by name. `ids` serves properties without `generator`.
+   *
+   * @example { generators: { orders: orderIds } }
+   */
+  generators?: Readonly<Record<string, IdIssuer>>;
 }
 
 /**
@@ -24,12 +32,22 @@ export interface AttachGeneratedIdsOptions {
  * @throws GeneratedIdTypeError a `number` property with a layout wider than 53 bits
  * @throws IdPrecisionLossError the driver rounds 64-bit integers
  * @throws DataSourceNotInitializedError the DataSource is not initialised
+ * @throws UnknownGeneratorError a `@GeneratedId({ generator })` name that is not in `generators`
  * @publicApi
  */
-export async function attachGeneratedIds(
+export function attachGeneratedIds(
   dataSource: DataSourceLike,
   ids: IdIssuer,
   options: AttachGeneratedIdsOptions = {},
+): Promise<() => void> {
+  return attachIssuers(dataSource, issuersOf(ids, options.generators), options);
+}
+
+/** {@link attachGeneratedIds} with issuers by name, as `SnowflakeTypeOrmModule` finds them. @internal */
+export async function attachIssuers(
+  dataSource: DataSourceLike,
+  issuers: IdIssuers,
+  options: Omit<AttachGeneratedIdsOptions, 'generators'> = {},
 ): Promise<() => void> {
   const name = options.name ?? 'default';
   const logger = options.logger ?? console;
@@ -42,16 +60,21 @@ export async function attachGeneratedIds(
     return () => undefined;
   }
 
-  const subscriber = new GeneratedIdSubscriber(ids);
-  // Checks every entity now, so a wrong property type fails the bootstrap rather than the first insert.
+  const subscriber = new GeneratedIdSubscriber(issuers);
+  // Checks every entity now, so a wrong property type or generator name fails the bootstrap rather than the first
+  // insert.
   let hasIds = false;
+  let widestBits = 0;
   for (const metadata of dataSource.entityMetadatas) {
-    if (subscriber.fieldsOf(metadata).length > 0) hasIds = true;
+    for (const field of subscriber.fieldsOf(metadata)) {
+      hasIds = true;
+      widestBits = Math.max(widestBits, field.ids.layout.totalBits);
+    }
   }
   // A DataSource without `@GeneratedId()` entities (entities are fixed once it is initialised) gets no subscriber:
   // it would only cost every insert a broadcast call.
   if (!hasIds) return () => undefined;
-  if (ids.layout.totalBits > 53) {
+  if (widestBits > 53) {
     const probe = await probePrecision(dataSource, name);
     if (!probe.checked) {
       logger.warn(

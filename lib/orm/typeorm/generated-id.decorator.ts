@@ -23,6 +23,12 @@ import { generatedIdTransformer } from './generated-id.transformer.js';
  *   @GeneratedId({ primary: false, name: 'public_id' })
  *   publicId!: bigint;
  * }
+ *
+ * @Entity()
+ * export class Order {
+ *   @GeneratedId({ generator: 'orders' }) // from SnowflakeModule.forRoot({ name: 'orders', … })
+ *   id!: bigint;
+ * }
  * ```
  *
  * @publicApi
@@ -65,7 +71,12 @@ export function GeneratedId(options: GeneratedIdOptions = {}): PropertyDecorator
     } else {
       Column({ ...column, nullable: false, unique: options.unique ?? true })(target, propertyKey);
     }
-    addGeneratedIdField(target.constructor, { propertyName, jsType, primary, entityName }, api);
+    const { generator } = options;
+    addGeneratedIdField(
+      target.constructor,
+      { propertyName, jsType, primary, entityName, ...(generator === undefined ? {} : { generator }) },
+      api,
+    );
   };
 }
 

@@ -8,6 +8,8 @@ export interface GeneratedIdField {
   readonly primary: boolean;
   /** The class that declared the property, for messages. */
   readonly entityName: string;
+  /** The registration IDs come from; undefined for the default one. */
+  readonly generator?: string;
 }
 
 /**

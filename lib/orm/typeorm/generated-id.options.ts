@@ -21,4 +21,9 @@ export interface GeneratedIdOptions {
    * @default the declared type (`string`, `bigint` or `number`)
    */
   jsType?: GeneratedIdJsType;
+  /**
+   * The name of the `SnowflakeModule` registration to take IDs from (`SnowflakeModule.forRoot({ name })`). A name the
+   * app does not register fails at bootstrap, naming the entity and property. @default the default registration
+   */
+  generator?: string;
 }

@@ -1,5 +1,7 @@
+import { UnknownGeneratorError } from '../../module/snowflake.errors.js';
 import { issueOrWait, type IdIssuer } from '../id-issuer.js';
 import { GeneratedIdTypeError } from './generated-id.errors.js';
+import { DEFAULT_ISSUER, type IdIssuers } from './generated-id.issuers.js';
 import { generatedIdFields, type GeneratedIdField, type GeneratedIdJsType } from './generated-id.metadata.js';
 import type { EntityMetadataLike, InsertEventLike } from './typeorm.structural.js';
 
@@ -14,19 +16,38 @@ import type { EntityMetadataLike, InsertEventLike } from './typeorm.structural.j
  */
 export class GeneratedIdSubscriber {
   /** Fields per entity metadata, worked out once per entity: a bulk insert calls this for every row. */
-  private readonly plans = new WeakMap<EntityMetadataLike, readonly GeneratedIdField[]>();
+  private readonly plans = new WeakMap<EntityMetadataLike, readonly PlannedField[]>();
 
-  constructor(private readonly ids: IdIssuer) {}
+  constructor(private readonly issuers: IdIssuers) {}
 
-  /** The fields of an entity, checked against the layout. @throws GeneratedIdTypeError */
-  fieldsOf(metadata: EntityMetadataLike): readonly GeneratedIdField[] {
+  /**
+   * The fields of an entity with the issuer of each, checked against its layout.
+   * @throws GeneratedIdTypeError, UnknownGeneratorError
+   */
+  fieldsOf(metadata: EntityMetadataLike): readonly PlannedField[] {
     let fields = this.plans.get(metadata);
     if (fields === undefined) {
-      fields = generatedIdFields(metadata.target);
-      for (const field of fields) assertFits(field, this.ids.layout.totalBits);
+      fields = generatedIdFields(metadata.target).map((field) => {
+        const ids = this.issuerOf(field);
+        assertFits(field, ids.layout.totalBits);
+        return { ...field, ids };
+      });
       this.plans.set(metadata, fields);
     }
     return fields;
+  }
+
+  private issuerOf(field: GeneratedIdField): IdIssuer {
+    const name = field.generator ?? DEFAULT_ISSUER;
+    const ids = this.issuers.get(name);
+    if (ids !== undefined) return ids;
+    const decorator =
+      field.generator === undefined ? '@GeneratedId()' : `@GeneratedId({ generator: ${JSON.stringify(name)} })`;
+    throw new UnknownGeneratorError(
+      name,
+      this.issuers.names(),
+      `${decorator} on ${field.entityName}.${field.propertyName}`,
+    );
   }
 
   beforeInsert(event: InsertEventLike): void | Promise<void> {
@@ -36,7 +57,7 @@ export class GeneratedIdSubscriber {
     for (let index = 0; index < fields.length; index++) {
       const field = fields[index];
       if (row[field.propertyName] !== undefined && row[field.propertyName] !== null) continue;
-      const id = issueOrWait(this.ids);
+      const id = issueOrWait(field.ids);
       // The sequence ran out beyond the synchronous wait, or the lease is being re-claimed: wait for it here rather
       // than fail the insert. TypeORM awaits a promise returned from beforeInsert.
       if (typeof id !== 'bigint') return this.fillAsync(row, fields, index, id);
@@ -47,7 +68,7 @@ export class GeneratedIdSubscriber {
   /** Fills `fields[from]` with the awaited `pending` ID, and the rest through the wait. */
   private async fillAsync(
     row: Record<string, unknown>,
-    fields: readonly GeneratedIdField[],
+    fields: readonly PlannedField[],
     from: number,
     pending: Promise<bigint>,
   ): Promise<void> {
@@ -55,9 +76,14 @@ export class GeneratedIdSubscriber {
     for (let index = from + 1; index < fields.length; index++) {
       const field = fields[index];
       if (row[field.propertyName] !== undefined && row[field.propertyName] !== null) continue;
-      row[field.propertyName] = convert(await this.ids.nextAsync(), field.jsType);
+      row[field.propertyName] = convert(await field.ids.nextAsync(), field.jsType);
     }
   }
+}
+
+/** A field and the issuer it takes IDs from. @internal */
+export interface PlannedField extends GeneratedIdField {
+  readonly ids: IdIssuer;
 }
 
 function convert(id: bigint, jsType: GeneratedIdJsType): string | bigint | number {

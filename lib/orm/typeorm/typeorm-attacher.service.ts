@@ -1,8 +1,8 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
-import type { IdIssuer } from '../id-issuer.js';
-import { attachGeneratedIds } from './generated-id.attach.js';
+import { attachIssuers } from './generated-id.attach.js';
 import { IdServiceNotFoundError } from './generated-id.errors.js';
+import type { IdIssuers } from './generated-id.issuers.js';
 import { isDataSourceLike, type DataSourceLike } from './typeorm.structural.js';
 
 /**
@@ -14,12 +14,13 @@ import { isDataSourceLike, type DataSourceLike } from './typeorm.structural.js';
 export const SNOWFLAKE_ID_ISSUER = 'SNOWFLAKE:ID_ISSUER';
 
 /**
- * Finds the app's issuer, or undefined when the app has none. A function rather than the issuer itself: it is called
- * when the attacher runs, once every provider of the app exists, and may look across modules.
+ * Finds the app's issuers, every `SnowflakeModule` registration by name, or undefined when the app has none. A
+ * function rather than the issuers themselves: it is called when the attacher runs, once every provider of the app
+ * exists, and may look across modules.
  *
  * @internal
  */
-export type IdIssuerLookup = () => IdIssuer | undefined;
+export type IdIssuerLookup = () => IdIssuers | undefined;
 
 /**
  * Attaches the `@GeneratedId()` subscriber to every TypeORM DataSource of the app, named ones included, so users
@@ -45,10 +46,11 @@ export class TypeOrmAttacher implements OnModuleInit, OnApplicationShutdown {
    * SnowflakeTypeOrmModule).
    *
    * @throws IdServiceNotFoundError the app registers no SnowflakeModule
+   * @throws UnknownGeneratorError a `@GeneratedId({ generator })` names no registration of the app
    */
   async onModuleInit(): Promise<void> {
     const ids = this.findIssuer();
-    if (ids === undefined) throw new IdServiceNotFoundError();
+    if (ids === undefined || ids.names().length === 0) throw new IdServiceNotFoundError();
     for (const { dataSource, name } of this.dataSources()) {
       if (!dataSource.isInitialized) {
         this.logger.warn(
@@ -57,7 +59,7 @@ export class TypeOrmAttacher implements OnModuleInit, OnApplicationShutdown {
         );
         continue;
       }
-      this.detachers.push(await attachGeneratedIds(dataSource, ids, { name, logger: this.logger }));
+      this.detachers.push(await attachIssuers(dataSource, ids, { name, logger: this.logger }));
     }
   }
 

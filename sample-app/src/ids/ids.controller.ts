@@ -1,5 +1,8 @@
 import { Controller, Get, Param } from '@nestjs/common';
+import { ApiOkResponse } from '@nestjs/swagger';
 import { IdService, ParseSnowflakeIdPipe, type SnowflakeParts } from 'nestjs-snowflake';
+import { ApiSnowflakeId } from 'nestjs-snowflake/swagger';
+import { SnowflakePartsView } from './snowflake-parts.view.js';
 
 /** Issues and decodes IDs. Bigints reach JSON as decimal strings (BigIntSerializerInterceptor, in app.module.ts). */
 @Controller('ids')
@@ -12,13 +15,15 @@ export class IdsController {
    * to 3 × the lease TTL + maxFloorWaitMs, longer than most load balancers wait.
    */
   @Get('next')
+  @ApiOkResponse({ type: SnowflakePartsView })
   next(): SnowflakeParts {
     return this.ids.decode(this.ids.next());
   }
 
   /** The parts of any ID: when, which datacenter and worker, which sequence. 400 on malformed input. */
   @Get(':id')
-  decode(@Param('id', ParseSnowflakeIdPipe) id: bigint): SnowflakeParts {
+  @ApiOkResponse({ type: SnowflakePartsView })
+  decode(@Param('id', ParseSnowflakeIdPipe) @ApiSnowflakeId() id: bigint): SnowflakeParts {
     return this.ids.decode(id);
   }
 }

@@ -1,13 +1,9 @@
 import { BadRequestException, Body, Controller, Get, Post, Query } from '@nestjs/common';
+import { ApiCreatedResponse, ApiOkResponse } from '@nestjs/swagger';
 import { IdService } from 'nestjs-snowflake';
+import { ApiSnowflakeId } from 'nestjs-snowflake/swagger';
 import { NotesService, type AuditNote } from './notes.service.js';
-
-/** The body of POST /notes. */
-export interface CreateNoteBody {
-  text?: unknown;
-  /** The ID of what the note is about, as a decimal string. */
-  subjectId?: unknown;
-}
+import { AuditNoteView, CreateNoteBody } from './notes.views.js';
 
 @Controller('notes')
 export class NotesController {
@@ -17,6 +13,7 @@ export class NotesController {
   ) {}
 
   @Post()
+  @ApiCreatedResponse({ type: AuditNoteView })
   create(@Body() body: CreateNoteBody): Promise<AuditNote> {
     if (typeof body?.text !== 'string' || body.text.trim() === '') {
       throw new BadRequestException('text: expected a non-empty string.');
@@ -26,7 +23,10 @@ export class NotesController {
 
   /** All notes, or those about `?subject=<id>`. */
   @Get()
-  list(@Query('subject') subject?: string): Promise<AuditNote[]> {
+  @ApiOkResponse({ type: [AuditNoteView] })
+  list(
+    @Query('subject') @ApiSnowflakeId({ required: false, description: 'Only notes about this ID' }) subject?: string,
+  ): Promise<AuditNote[]> {
     return this.notes.list(this.subject(subject) ?? undefined);
   }
 

@@ -1,4 +1,6 @@
+import { ApiProperty } from '@nestjs/swagger';
 import { Column, Entity, ManyToOne, type Relation } from 'typeorm';
+import { ApiSnowflakeId } from 'nestjs-snowflake/swagger';
 import { GeneratedId } from 'nestjs-snowflake/typeorm';
 import { User } from './user.entity.js';
 
@@ -6,12 +8,15 @@ import { User } from './user.entity.js';
 @Entity({ name: 'orders' })
 export class Order {
   @GeneratedId()
+  @ApiSnowflakeId()
   id!: string;
 
   @Column({ type: 'varchar', length: 200 })
+  @ApiProperty()
   item!: string;
 
   @Column({ type: 'integer' })
+  @ApiProperty()
   quantity!: number;
 
   @ManyToOne(() => User, (user) => user.orders, { nullable: false, onDelete: 'CASCADE' })

@@ -1,4 +1,6 @@
+import { ApiProperty } from '@nestjs/swagger';
 import { Column, Entity, OneToMany, type Relation } from 'typeorm';
+import { ApiSnowflakeId } from 'nestjs-snowflake/swagger';
 import { GeneratedId } from 'nestjs-snowflake/typeorm';
 import { Order } from './order.entity.js';
 
@@ -6,14 +8,18 @@ import { Order } from './order.entity.js';
 @Entity({ name: 'users' })
 export class User {
   @GeneratedId()
+  @ApiSnowflakeId()
   id!: bigint;
 
   @Column({ type: 'varchar', length: 200, unique: true })
+  @ApiProperty()
   email!: string;
 
   @Column({ type: 'varchar', length: 200 })
+  @ApiProperty()
   name!: string;
 
+  @ApiProperty({ type: () => [Order], required: false })
   @OneToMany(() => Order, (order) => order.user, { cascade: ['insert'] })
   orders?: Relation<Order>[];
 }

@@ -1,7 +1,9 @@
 import { BadRequestException, Body, Controller, Get, Param, Post, Query } from '@nestjs/common';
+import { ApiCreatedResponse, ApiOkResponse, ApiQuery } from '@nestjs/swagger';
 import { IdService, ParseSnowflakeIdPipe } from 'nestjs-snowflake';
-import type { Order } from './order.entity.js';
-import type { User } from './user.entity.js';
+import { ApiSnowflakeId } from 'nestjs-snowflake/swagger';
+import { Order } from './order.entity.js';
+import { User } from './user.entity.js';
 import { UsersService, type NewOrder, type NewUser } from './users.service.js';
 
 @Controller('users')
@@ -13,6 +15,7 @@ export class UsersController {
 
   /** Body: `{ email, name, orders?: [{ item, quantity }] }`. */
   @Post()
+  @ApiCreatedResponse({ type: User })
   create(@Body() body: unknown): Promise<User> {
     const input = object(body, 'body');
     const orders = input.orders === undefined ? [] : input.orders;
@@ -30,6 +33,9 @@ export class UsersController {
    * layout's epoch and `to` to now. A range reaching past the layout's ends is cut to them by minIdAt / maxIdAt.
    */
   @Get()
+  @ApiOkResponse({ type: [User] })
+  @ApiQuery({ name: 'from', required: false, description: 'ISO 8601 or Unix milliseconds' })
+  @ApiQuery({ name: 'to', required: false, description: 'ISO 8601 or Unix milliseconds' })
   list(@Query('from') from?: string, @Query('to') to?: string): Promise<User[]> {
     const start = from ? instant(from, 'from') : new Date(this.ids.layout.epoch);
     const end = to ? instant(to, 'to') : new Date();
@@ -38,13 +44,18 @@ export class UsersController {
   }
 
   @Get(':id')
-  findOne(@Param('id', ParseSnowflakeIdPipe) id: bigint): Promise<User> {
+  @ApiOkResponse({ type: User })
+  findOne(@Param('id', ParseSnowflakeIdPipe) @ApiSnowflakeId({ description: 'The user' }) id: bigint): Promise<User> {
     return this.users.findOne(id);
   }
 
   /** Body: `{ item, quantity }`. */
   @Post(':id/orders')
-  addOrder(@Param('id', ParseSnowflakeIdPipe) id: bigint, @Body() body: unknown): Promise<Order> {
+  @ApiCreatedResponse({ type: Order })
+  addOrder(
+    @Param('id', ParseSnowflakeIdPipe) @ApiSnowflakeId({ description: 'The user' }) id: bigint,
+    @Body() body: unknown,
+  ): Promise<Order> {
     return this.users.addOrder(id, newOrder(body, 'body'));
   }
 }

@@ -1,0 +1,55 @@
+import { registerDecorator, type ValidationOptions } from 'class-validator';
+import type { SnowflakeIdForm } from '../core/id-form.js';
+import { rejectUnknownKeys } from '../core/option-checks.js';
+import { SnowflakeIdConstraint, type SnowflakeIdConstraintArgs } from './snowflake-id.constraint.js';
+
+/**
+ * Options of {@link IsSnowflakeId}: class-validator's own (`each`, `message`, `groups`, `always`, `context`) and the
+ * text form.
+ *
+ * @publicApi
+ */
+export interface IsSnowflakeIdOptions extends ValidationOptions {
+  /**
+   * The text form of a field kept as text (without {@link ToSnowflakeId}). With `@ToSnowflakeId()`, give the form to
+   * it instead: this check reads the form from there. @default the decimal string
+   */
+  form?: SnowflakeIdForm;
+}
+
+const KNOWN_KEYS = ['form', 'each', 'message', 'groups', 'always', 'context', 'validateIf'] as const;
+
+/**
+ * The field holds an ID of the app's layout: a bigint or decimal string (or the app's text form) that is not
+ * negative, not a number beyond 2^53 (already rounded by JSON), and not wider than the layout. The message names the
+ * field and the reason, as `ParseSnowflakeIdPipe` does: `userId: Invalid snowflake ID "12ab": expected …`.
+ *
+ * The layout is the app's: import `SnowflakeValidationModule` and call
+ * `useContainer(app.select(AppModule), { fallbackOnErrors: true })` from class-validator. Without that, the check
+ * reads the `IdService` running in the process (one app, or apps of one layout).
+ *
+ * @example
+ * ```ts
+ * class ListOrders {
+ *   @IsOptional() @IsSnowflakeId() @ToSnowflakeId() after?: bigint;
+ *   @IsSnowflakeId({ each: true }) @ToSnowflakeId({ each: true }) ids!: bigint[];
+ * }
+ * ```
+ *
+ * @publicApi
+ */
+export function IsSnowflakeId(options: IsSnowflakeIdOptions = {}): PropertyDecorator {
+  rejectUnknownKeys('', options, KNOWN_KEYS, '@IsSnowflakeId()');
+  const { form, ...validationOptions } = options;
+  const constraint: SnowflakeIdConstraintArgs = { form, each: options.each === true };
+  return (target, property) => {
+    registerDecorator({
+      name: 'isSnowflakeId',
+      target: target.constructor,
+      propertyName: String(property),
+      constraints: [constraint],
+      options: validationOptions,
+      validator: SnowflakeIdConstraint,
+    });
+  };
+}

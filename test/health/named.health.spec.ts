@@ -1,0 +1,82 @@
+/**
+ * The health indicator on a named generator: `isHealthy(key, { generator })` reads that registration's status, and
+ * only that one's.
+ */
+import 'reflect-metadata';
+import type { LoggerService } from '@nestjs/common';
+import { Test, type TestingModule } from '@nestjs/testing';
+import { SnowflakeHealthIndicator, SnowflakeHealthModule } from '../../lib/health.js';
+import { SnowflakeModule } from '../../lib/index.js';
+import type { WorkerAssignment, WorkerIdSource, WorkerSourceContext } from '../../lib/index.js';
+
+const quiet: LoggerService = { log() {}, error() {}, warn() {}, debug() {}, verbose() {} };
+
+/** A source that hands in one worker ID and lets the test take it away again. */
+class HandSource implements WorkerIdSource {
+  readonly kind = 'hand';
+  context: WorkerSourceContext | undefined;
+
+  constructor(private readonly workerId: number) {}
+
+  start(context: WorkerSourceContext): Promise<WorkerAssignment> {
+    this.context = context;
+    return Promise.resolve({ workerId: this.workerId, datacenterId: 0, floor: -1 });
+  }
+  stop(): Promise<void> {
+    return Promise.resolve();
+  }
+  requestSwitch(): boolean {
+    return false;
+  }
+  whenReady(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+describe('SnowflakeHealthIndicator with named generators', () => {
+  let moduleRef: TestingModule;
+  let orders: HandSource;
+
+  beforeEach(async () => {
+    orders = new HandSource(31);
+    moduleRef = await Test.createTestingModule({
+      imports: [
+        SnowflakeModule.forRoot({ workerId: 30 }),
+        SnowflakeModule.forRoot({ name: 'orders', workerSource: orders }),
+        SnowflakeHealthModule,
+      ],
+    })
+      .setLogger(quiet)
+      .compile();
+    await moduleRef.init();
+  });
+  afterEach(() => moduleRef.close());
+
+  it("checks the named registration's own status, and the default one without `generator`", () => {
+    const indicator = moduleRef.get(SnowflakeHealthIndicator);
+    expect(indicator.isHealthy('orders', { generator: 'orders' })).toEqual({
+      orders: expect.objectContaining({ status: 'up', source: 'hand', workerId: 31 }) as unknown,
+    });
+    expect(indicator.isHealthy()).toEqual({
+      snowflake: expect.objectContaining({ status: 'up', source: 'static', workerId: 30 }) as unknown,
+    });
+    expect(indicator.isHealthy('ids', { generator: 'default' }).ids).toMatchObject({ workerId: 30 });
+
+    // The orders generator loses its worker ID: it goes down, the default one stays up.
+    orders.context!.reassign(null);
+    expect(indicator.isHealthy('orders', { generator: 'orders' }).orders).toMatchObject({
+      status: 'down',
+      reason: 'no-worker-id',
+    });
+    expect(indicator.isHealthy().snowflake.status).toBe('up');
+  });
+
+  it('reports a name the app does not register as not configured, listing the names it does', () => {
+    const indicator = moduleRef.get(SnowflakeHealthIndicator);
+    expect(indicator.isHealthy('invoices', { generator: 'invoices' }).invoices).toEqual({
+      status: 'down',
+      reason: 'not-configured',
+      message: 'No SnowflakeModule registration named "invoices" in the application; it registers "default", "orders".',
+    });
+  });
+});

@@ -1,0 +1,62 @@
+import 'reflect-metadata';
+import type { INestApplication } from '@nestjs/common';
+import type { OpenAPIObject } from '@nestjs/swagger';
+import openapiTS, { astToString } from 'openapi-typescript';
+import { IdService } from 'nestjs-snowflake';
+import { SNOWFLAKE_ID_SCHEMA } from 'nestjs-snowflake/swagger';
+import { setUpOpenApi } from '../../sample-app/src/openapi.js';
+import { RedisServer } from '../support/redis-server.js';
+import { http, startSampleApp, tempDirectory } from './sample-app.harness.js';
+
+/** The sample's OpenAPI document (what /docs shows) documents every ID as the app sends it: a decimal string. */
+describe('the sample app’s OpenAPI document', () => {
+  let redis: RedisServer;
+  let app: INestApplication;
+  let document: OpenAPIObject;
+  const dir = tempDirectory();
+
+  beforeAll(async () => {
+    redis = await RedisServer.start();
+    app = await startSampleApp({
+      REDIS_URL: redis.url,
+      DATABASE_URL: `file:${dir.path('openapi.sqlite')}`,
+      SNOWFLAKE_NAMESPACE: `sample-openapi-${process.pid}`,
+      SNOWFLAKE_LEASE_TTL_MS: '3000',
+    });
+    document = setUpOpenApi(app);
+  });
+  afterAll(async () => {
+    await app?.close();
+    await redis?.dispose();
+    dir.remove();
+  });
+
+  const idSchema = { type: 'string', format: 'int64', pattern: SNOWFLAKE_ID_SCHEMA.pattern };
+  const schemaOf = (path: string, method: 'get' | 'post', name: string) =>
+    document.paths[path][method]!.parameters!.find((parameter) => 'name' in parameter && parameter.name === name);
+
+  it('documents the ID parameters and the ID fields of responses and bodies as decimal strings', () => {
+    expect(schemaOf('/ids/{id}', 'get', 'id')).toMatchObject({ in: 'path', schema: idSchema });
+    expect(schemaOf('/users/{id}', 'get', 'id')).toMatchObject({ in: 'path', schema: idSchema });
+    expect(schemaOf('/users/{id}/orders', 'post', 'id')).toMatchObject({ in: 'path', schema: idSchema });
+    expect(schemaOf('/notes', 'get', 'subject')).toMatchObject({ in: 'query', required: false, schema: idSchema });
+    const schemas = document.components!.schemas! as Record<string, { properties: Record<string, object> }>;
+    expect(schemas.SnowflakePartsView.properties.id).toMatchObject(idSchema);
+    expect(schemas.User.properties.id).toMatchObject(idSchema);
+    expect(schemas.Order.properties.id).toMatchObject(idSchema);
+    expect(schemas.AuditNoteView.properties.subjectId).toMatchObject({ ...idSchema, nullable: true });
+    expect(schemas.CreateNoteBody.properties.subjectId).toMatchObject(idSchema);
+  });
+
+  it('gives a generated client string IDs, and the app answers with strings the schema accepts', async () => {
+    const types = astToString(await openapiTS(document as never)).replace(/\/\*\*[\s\S]*?\*\//g, '');
+    const user = /\bUser: \{([^}]*)\}/.exec(types)?.[1] ?? '';
+    expect(user).toMatch(/^\s*id: string;$/m);
+    expect(/\bSnowflakePartsView: \{([^}]*)\}/.exec(types)?.[1]).toMatch(/^\s*id: string;$/m);
+
+    const id = String(await app.get(IdService).nextAsync());
+    const { body } = await http(app).get(`/ids/${id}`).expect(200);
+    expect(body.id).toBe(id);
+    expect(body.id).toMatch(new RegExp(SNOWFLAKE_ID_SCHEMA.pattern));
+  });
+});
