@@ -5,11 +5,18 @@
  * wait for the clock never lowers the recorded ceiling; and nextAsync() called during the start waits for it.
  */
 import 'reflect-metadata';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { LoggerService } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { ticksAtMs } from '../../lib/core/time-units.js';
-import { CeilingFileError, IdService, SnowflakeModule, type SnowflakeModuleOptions } from '../../lib/index.js';
+import {
+  CeilingFileError,
+  IdService,
+  SNOWFLAKE_WORKER_SOURCE,
+  SnowflakeModule,
+  type SnowflakeModuleOptions,
+} from '../../lib/index.js';
+import type { CeilingFileWorkerSource } from '../../lib/worker/ceiling-file.source.js';
 import { ManualClock } from '../../lib/testing/manual-clock.js';
 import { tempDirectory } from '../support/temp-dir.js';
 
@@ -28,7 +35,7 @@ async function boot(options: SnowflakeModuleOptions) {
     .compile();
   const app = moduleRef.createNestApplication({ logger: false });
   await app.init();
-  return { app, ids: app.get(IdService) };
+  return { app, ids: app.get(IdService), source: app.get<CeilingFileWorkerSource>(SNOWFLAKE_WORKER_SOURCE) };
 }
 
 const failureOf = (promise: Promise<unknown>) =>
@@ -99,10 +106,47 @@ describe('ceilingFile: files that are not this worker’s ceiling', () => {
 });
 
 describe('ceilingFile: issuing', () => {
+  it('raises the ceiling off the event loop while the event loop is free', async () => {
+    const file = freshFile();
+    const { app, ids, source } = await boot({ workerId: 1, ceilingFile: { path: file, stepMs: 1000 } });
+    const first = ceilingOf(file);
+    for (let i = 0; i < 30; i++) {
+      ids.next();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    // About one raise per half step in 3 s, each by the timer, none on the calling thread.
+    expect(source.raises.background).toBeGreaterThanOrEqual(3);
+    expect(source.raises.blocking).toBe(0);
+    expect(ceilingOf(file)).toBeGreaterThan(first + 2000);
+    expect(tickOf(ids, ids.next())).toBeLessThanOrEqual(ceilingOf(file));
+    await app.close();
+  });
+
+  it('a synchronous raise while a background write is under way wins: the older ceiling is never renamed over it', async () => {
+    const file = freshFile();
+    const clock = new ManualClock({ fixedAt: Date.UTC(2026, 5, 1) });
+    const { app, ids, source } = await boot({ workerId: 1, ceilingFile: { path: file, stepMs: 1000 }, clock });
+    const internals = source as unknown as { raiseInBackground(): void; background: Promise<void> | undefined };
+    // The timer's write starts at +500 ms; before it lands, the clock jumps past the ceiling and next() writes.
+    clock.advance(500);
+    internals.raiseInBackground();
+    const background = internals.background!;
+    clock.advance(1000);
+    const id = ids.next();
+    const written = ceilingOf(file);
+    expect(written).toBe(ticksAtMs(ids.layout, clock.now() + 1000));
+    await background;
+    expect(ceilingOf(file)).toBe(written);
+    expect(source.raises).toEqual({ background: 0, blocking: 1 });
+    expect(tickOf(ids, id)).toBeLessThanOrEqual(written);
+    expect(readdirSync(temp.dir).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+    await app.close();
+  });
+
   it('a synchronous loop that never lets the event loop turn issues only up to the ceiling on disk, and is never refused', async () => {
     const file = freshFile();
     const clock = new ManualClock({ fixedAt: Date.UTC(2026, 5, 1) });
-    const { app, ids } = await boot({ workerId: 1, ceilingFile: { path: file, stepMs: 1000 }, clock });
+    const { app, ids, source } = await boot({ workerId: 1, ceilingFile: { path: file, stepMs: 1000 }, clock });
     const before = ceilingOf(file);
     let last = -1n;
     // 5 s of clock, 50 IDs every 10 ms, without an await: no timer can run.
@@ -116,6 +160,7 @@ describe('ceilingFile: issuing', () => {
       expect(tickOf(ids, last)).toBeLessThanOrEqual(ceilingOf(file));
     }
     expect(ceilingOf(file)).toBeGreaterThan(before + 4000);
+    expect(source.raises.blocking).toBeGreaterThanOrEqual(4);
     await app.close();
     expect(ceilingOf(file)).toBe(tickOf(ids, last));
   });
