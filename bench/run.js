@@ -11,7 +11,14 @@ import os from 'node:os';
 import { markdownTable, settings } from './harness.js';
 
 /** One line per benchmark module; each default-exports `{ name, title, run({ settings, log }) }`. */
-const BENCHES = ['./ids.bench.js', './lease.bench.js', './outage.bench.js', './typeorm.bench.js'];
+const BENCHES = [
+  './ids.bench.js',
+  './shards.bench.js',
+  './forms.bench.js',
+  './lease.bench.js',
+  './outage.bench.js',
+  './typeorm.bench.js',
+];
 
 const filters = process.argv.slice(2);
 const log = (line) => process.stderr.write(`${line}\n`);

@@ -10,5 +10,10 @@ export {
 } from './graphql/snowflake-graphql.errors.js';
 export { SnowflakeGraphQLExceptionFilter } from './graphql/snowflake-graphql-exception.filter.js';
 export { SnowflakeGraphQLModule } from './graphql/snowflake-graphql.module.js';
-export { createSnowflakeScalar, type SnowflakeScalarOptions } from './graphql/snowflake-scalar.type.js';
-export { SnowflakeScalar } from './graphql/snowflake.scalar.js';
+export type { SnowflakeGraphQLOptions } from './graphql/snowflake-graphql.options.js';
+export {
+  createSnowflakeScalar,
+  type CreateSnowflakeScalarOptions,
+  type SnowflakeScalarOptions,
+} from './graphql/snowflake-scalar.type.js';
+export { defineSnowflakeScalar, SnowflakeScalar } from './graphql/snowflake.scalar.js';

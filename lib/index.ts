@@ -2,12 +2,15 @@ export { systemClock, type Clock } from './core/clock.js';
 export { SnowflakeCodec, parseId, type ComposeInput, type SnowflakeParts } from './core/codec.js';
 export {
   ClockMovedBackError,
+  InvalidShardKeyError,
   InvalidSnowflakeError,
   SequenceExhaustedError,
+  ShardKeyMissingError,
   BatchTooLargeError,
   SnowflakeConfigError,
   SnowflakeError,
   TimestampOverflowError,
+  UnknownGeneratorError,
   UnsafeNumberError,
   WorkerIdInUseError,
   TransientSnowflakeError,
@@ -15,7 +18,22 @@ export {
   type WorkerUnavailableReason,
 } from './core/errors.js';
 export type { SnowflakeIdForm } from './core/id-form.js';
-export { SnowflakeGenerator, type GeneratorOptions, type GeneratorStats } from './core/generator.js';
+export { InvalidPublicIdError, InvalidSnowflakeTextError } from './forms/form.errors.js';
+export { format, parse } from './forms/format.js';
+export {
+  publicIdForm,
+  type PublicIdForm,
+  type PublicIdFormOptions,
+  type PublicIdOptions,
+} from './forms/public-id.form.js';
+export { base32Form, base62Form, decimalForm, type TextFormOptions } from './forms/radix.form.js';
+export {
+  SnowflakeGenerator,
+  type GeneratorOptions,
+  type GeneratorStats,
+  type NextIdOptions,
+  type SequenceStart,
+} from './core/generator.js';
 export {
   DEFAULT_EPOCH,
   LAYOUT_PRESETS,
@@ -27,6 +45,7 @@ export {
   type TimeUnitMs,
 } from './core/layout.js';
 export type { IssuePermit } from './core/permit.js';
+export { shardKeyHash, shardOfKey, type ShardKey } from './core/shard-key.js';
 export { ParseSnowflakeIdPipe, type ParseSnowflakeIdPipeOptions } from './http/parse-snowflake-id.pipe.js';
 export { SnowflakeIdParam, SnowflakeIdQuery } from './http/snowflake-id.decorators.js';
 export { SnowflakeExceptionFilter } from './http/snowflake-exception.filter.js';
@@ -46,10 +65,11 @@ export {
   type LeaseRenewalSample,
   type ObservesRenewals,
 } from './lease/renewal-observers.js';
+export { appPublicIdForm } from './module/app-public-id.form.js';
 export { IdService, type SnowflakeStatus } from './module/id.service.js';
 export { SnowflakeModule } from './module/snowflake.module.js';
 export type { SnowflakeRegistrationExtras } from './module/snowflake.module-definition.js';
-export { DuplicateGeneratorNameError, UnknownGeneratorError } from './module/snowflake.errors.js';
+export { DuplicateGeneratorNameError } from './module/snowflake.errors.js';
 export { InjectIdService, getIdServiceToken } from './module/snowflake.names.js';
 export type { CeilingFileOptions, SnowflakeModuleOptions } from './module/snowflake.options.js';
 export { DEFAULT_GENERATOR_NAME, SNOWFLAKE_GENERATOR, SNOWFLAKE_WORKER_SOURCE } from './module/snowflake.tokens.js';

@@ -7,14 +7,14 @@ export class UsageError extends Error {}
 export const USAGE = `Usage: nestjs-snowflake <command> [options]
 
 Commands:
-  decode <id>...                      split IDs into time, datacenter, worker and sequence
+  decode <id>...                      split IDs into time, datacenter, worker, sequence (and shard)
   range --from <date> --to <date>     the ID bounds for WHERE id BETWEEN <min> AND <max>
   leases --redis <url> [--namespace <ns>] [--datacenter <n>] [--low-capacity-warning <n>]
                                       who holds which worker ID in a Redis lease namespace (read-only);
                                       low: free IDs at or below redis.lowCapacityWarning (default 0.1)
 
 Options:
-  --layout <name|json>   twitter, js-safe, default (the default), or a layout as JSON, e.g. '{"workerBits":8}'
+  --layout <name|json>   twitter, js-safe, sharded, default (the default), or a layout as JSON, e.g. '{"workerBits":8}'
   --json                 print JSON for scripts instead of a table
   --help                 this text`;
 

@@ -25,6 +25,7 @@ export function decode(args: CliArgs): CommandResult {
         datacenterId: parts.datacenterId,
         workerId: parts.workerId,
         sequence: parts.sequence,
+        ...(parts.shard === undefined ? {} : { shard: parts.shard }),
       };
     } catch (error) {
       if (!(error instanceof InvalidSnowflakeError)) throw error;

@@ -16,6 +16,8 @@ export interface SnowflakeParts {
   datacenterId: number;
   workerId: number;
   sequence: number;
+  /** The shard, on a layout with a shard field (`layout.shardBits > 0`); absent otherwise. */
+  shard?: number;
 }
 
 /**
@@ -28,6 +30,8 @@ export interface ComposeInput {
   datacenterId?: number;
   workerId?: number;
   sequence?: number;
+  /** The shard, on a layout with a shard field. */
+  shard?: number;
 }
 
 const DIGITS = /^[0-9]+$/;
@@ -84,12 +88,14 @@ export class SnowflakeCodec {
   private readonly timestampShift: bigint;
   private readonly datacenterShift: bigint;
   private readonly workerShift: bigint;
+  private readonly sequenceShift: bigint;
   private readonly lowMask: bigint;
 
   constructor(readonly layout: Layout) {
     this.timestampShift = BigInt(layout.timestampShift);
     this.datacenterShift = BigInt(layout.datacenterShift);
     this.workerShift = BigInt(layout.workerShift);
+    this.sequenceShift = BigInt(layout.sequenceShift);
     this.lowMask = (1n << this.timestampShift) - 1n;
   }
 
@@ -106,31 +112,54 @@ export class SnowflakeCodec {
         `its time lies beyond ${new Date(layout.lastTimestampMs).toISOString()}, the last instant the layout can express.`,
       );
     }
-    return {
+    const parts: SnowflakeParts = {
       id,
       timestamp,
       date: new Date(timestamp),
       datacenterId: Number((id >> this.datacenterShift) & BigInt(layout.maxDatacenterId)),
       workerId: Number((id >> this.workerShift) & BigInt(layout.maxWorkerId)),
-      sequence: Number(id & BigInt(layout.maxSequence)),
+      sequence: Number((id >> this.sequenceShift) & BigInt(layout.maxSequence)),
     };
+    // Only layouts with the field report it, so decoded IDs of other layouts keep the shape they always had.
+    if (layout.shardBits > 0) parts.shard = Number(id & BigInt(layout.maxShard));
+    return parts;
+  }
+
+  /**
+   * The shard an ID was issued for: its lowest `shardBits` bits, read without a lookup (`id % 2^shardBits` gives
+   * the same). @throws InvalidSnowflakeError on malformed input or on a layout without a shard field
+   */
+  shardOf(input: bigint | string | number): number {
+    const id = parseId(input, this.layout);
+    if (this.layout.shardBits === 0) {
+      throw new InvalidSnowflakeError(
+        input,
+        "the layout has no shard field. Use the 'sharded' preset or set `layout.shardBits`.",
+      );
+    }
+    return Number(id & BigInt(this.layout.maxShard));
   }
 
   /** Builds an ID from its parts; the inverse of {@link decode}. @throws InvalidSnowflakeError when a part does not fit */
   compose(parts: ComposeInput): bigint {
     const { layout } = this;
     if (parts === null || typeof parts !== 'object') {
-      throw new InvalidSnowflakeError(parts, 'compose() expects `{ timestamp, datacenterId?, workerId?, sequence? }`.');
+      throw new InvalidSnowflakeError(
+        parts,
+        'compose() expects `{ timestamp, datacenterId?, workerId?, sequence?, shard? }`.',
+      );
     }
     const ticks = this.ticksOf(parts.timestamp, 'floor');
     const datacenterId = this.field(parts, 'datacenterId', layout.maxDatacenterId);
     const workerId = this.field(parts, 'workerId', layout.maxWorkerId);
     const sequence = this.field(parts, 'sequence', layout.maxSequence);
+    const shard = this.field(parts, 'shard', layout.maxShard);
     return (
       (BigInt(ticks) << this.timestampShift) |
       (BigInt(datacenterId) << this.datacenterShift) |
       (BigInt(workerId) << this.workerShift) |
-      BigInt(sequence)
+      (BigInt(sequence) << this.sequenceShift) |
+      BigInt(shard)
     );
   }
 
@@ -176,7 +205,7 @@ export class SnowflakeCodec {
     return ms;
   }
 
-  private field(parts: ComposeInput, name: 'datacenterId' | 'workerId' | 'sequence', max: number): number {
+  private field(parts: ComposeInput, name: 'datacenterId' | 'workerId' | 'sequence' | 'shard', max: number): number {
     const value = parts[name] ?? 0;
     if (!Number.isInteger(value) || value < 0 || value > max) {
       throw new InvalidSnowflakeError(value, `\`${name}\` must be an integer from 0 to ${max} in this layout.`);

@@ -242,3 +242,70 @@ export class WorkerIdInUseError extends SnowflakeError {
     );
   }
 }
+
+/**
+ * A shard key that has no stable canonical form (a fraction, an unsafe number, an object, `null`), or a shard key
+ * given to a layout without a shard field. See `ShardKey` for the keys that are taken and how each is hashed.
+ *
+ * @publicApi
+ */
+export class InvalidShardKeyError extends SnowflakeError {
+  constructor(
+    /** The rejected key, as given. */
+    readonly key: unknown,
+    reason: string,
+  ) {
+    super(`Invalid shard key ${describeKey(key)}: ${reason}`);
+  }
+}
+
+/**
+ * A row whose ID takes its shard from another property (`@GeneratedId({ shardFrom })`, the Prisma extension's
+ * `shardFrom`) reached an insert without that property. Its ID would silently land in shard 0, away from the other
+ * rows of its key, so the insert fails instead.
+ *
+ * @publicApi
+ */
+export class ShardKeyMissingError extends SnowflakeError {
+  constructor(
+    /** The entity or model, as `Entity.property`, whose ID was to be filled. */
+    readonly target: string,
+    /** The property that gives the shard key. */
+    readonly shardFrom: string,
+    advice: string,
+  ) {
+    super(`Cannot fill ${target}: its shard comes from \`${shardFrom}\`, which the row does not set. ${advice}`);
+  }
+}
+
+function describeKey(key: unknown): string {
+  if (key === null || key === undefined) return String(key);
+  if (typeof key === 'object') return key instanceof Uint8Array ? 'bytes' : `(${key.constructor?.name ?? 'object'})`;
+  return `${describe(key)} (${typeof key})`;
+}
+
+/**
+ * Something asked for a generator by a name the app does not register (`@GeneratedId({ generator })`, the health
+ * indicator's or the ID pipe's `generator` option). Thrown at bootstrap where it can be, naming who asked and the
+ * names the app does register.
+ *
+ * @publicApi
+ */
+export class UnknownGeneratorError extends SnowflakeError {
+  constructor(
+    /** The name asked for. */
+    readonly generator: string,
+    /** The names the app registers (`'default'` for the registration without a name). */
+    readonly registered: readonly string[],
+    /** Who asked, for the message: `@GeneratedId() on Order.id`, `ParseSnowflakeIdPipe`. */
+    where: string,
+  ) {
+    super(
+      `${where} takes IDs from the SnowflakeModule registration ${JSON.stringify(generator)}, which the app does ` +
+        `not have: it registers ${registered.length === 0 ? 'none' : registered.map((n) => JSON.stringify(n)).join(', ')}. ` +
+        (generator === 'default'
+          ? 'Register SnowflakeModule.forRoot({ … }) without a name, or name one of these as the generator.'
+          : `Register SnowflakeModule.forRoot({ name: ${JSON.stringify(generator)}, … }), or correct the name.`),
+    );
+  }
+}

@@ -4,6 +4,7 @@ import { msAtTicks, ticksAtMs } from './time-units.js';
 import {
   BatchTooLargeError,
   ClockMovedBackError,
+  InvalidShardKeyError,
   SequenceExhaustedError,
   TimestampOverflowError,
   UnsafeNumberError,
@@ -12,9 +13,23 @@ import {
 import { assertNodeFits, type Layout } from './layout.js';
 import { nonNegativeOption } from './option-checks.js';
 import type { IssuePermit } from './permit.js';
-import { assertBatchCount, type GeneratorOptions, type GeneratorStats } from './generator.options.js';
+import { shardInLayout } from './shard-key.js';
+import {
+  assertBatchCount,
+  sequenceStartOption,
+  type GeneratorOptions,
+  type GeneratorStats,
+  type NextIdOptions,
+  type SequenceStart,
+} from './generator.options.js';
 
-export { assertBatchCount, type GeneratorOptions, type GeneratorStats } from './generator.options.js';
+export {
+  assertBatchCount,
+  type GeneratorOptions,
+  type GeneratorStats,
+  type NextIdOptions,
+  type SequenceStart,
+} from './generator.options.js';
 
 const NO_CEILING = Number.MAX_SAFE_INTEGER;
 
@@ -31,6 +46,10 @@ const NO_CEILING = Number.MAX_SAFE_INTEGER;
  *
  * IDs of one generator therefore strictly increase.
  *
+ * A layout with a shard field keeps one sequence per worker, shared by every shard, above the shard bits: an ID is
+ * `[timestamp][datacenter][worker][sequence][shard]`. IDs of one worker therefore still strictly increase and never
+ * repeat whatever shards they carry, and a unit's `2^sequenceBits` IDs are shared by all shards.
+ *
  * @publicApi
  */
 export class SnowflakeGenerator {
@@ -40,6 +59,14 @@ export class SnowflakeGenerator {
   private readonly unit: number;
   private readonly maxSequence: number;
   private readonly timestampShift: bigint;
+  private readonly sequenceShift: bigint;
+  /** One step of the sequence in the ID: `1 << sequenceShift`, past the shard field. */
+  private readonly step: bigint;
+  /** Offsets a unit's sequence may start at: 0 to `startSpan - 1`; 1 when it always starts at 0. */
+  private readonly startSpan: number;
+  private readonly startMode: SequenceStart;
+  private readonly random: () => number;
+  private rotation = 0;
   private readonly toleranceTicks: number;
   private readonly toleranceMs: number;
   private readonly maxSyncWaitMs: number;
@@ -51,7 +78,7 @@ export class SnowflakeGenerator {
   /** The last issued timestamp `L`, in ticks. */
   private last = -1;
   private sequence = 0;
-  /** The last issued ID: `(last << timestampShift) | node | sequence`. */
+  /** The last issued ID of shard 0: `(last << timestampShift) | node | (sequence << sequenceShift)`. */
   private id = 0n;
   private behind = false;
   private readonly counters = { issued: 0, overflowWaits: 0, clockBackEvents: 0, maxClockBackMs: 0 };
@@ -64,6 +91,12 @@ export class SnowflakeGenerator {
     this.unit = layout.timeUnitMs;
     this.maxSequence = layout.maxSequence;
     this.timestampShift = BigInt(layout.timestampShift);
+    this.sequenceShift = BigInt(layout.sequenceShift);
+    this.step = 1n << this.sequenceShift;
+    this.startMode = sequenceStartOption(options.sequenceStart);
+    // The lower half of the sequence: a unit keeps at least half its IDs, and the bits below the top one even out.
+    this.startSpan = this.startMode === 'zero' ? 1 : 2 ** (layout.sequenceBits - 1);
+    this.random = options.random ?? Math.random;
     this.toleranceMs = nonNegativeOption(
       'clockBackToleranceMs',
       options.clockBackToleranceMs,
@@ -97,12 +130,20 @@ export class SnowflakeGenerator {
     // Standing at the floor with a used-up sequence makes the first ID land strictly above the floor.
     this.last = floor;
     this.sequence = this.maxSequence;
-    this.id = floor < 0 ? 0n : (BigInt(floor) << this.timestampShift) | this.node | BigInt(this.maxSequence);
+    this.id =
+      floor < 0
+        ? 0n
+        : (BigInt(floor) << this.timestampShift) | this.node | (BigInt(this.maxSequence) << this.sequenceShift);
     this.behind = false;
   }
 
-  /** The next ID. @throws ClockMovedBackError, SequenceExhaustedError, WorkerUnavailableError, TimestampOverflowError */
-  next(): bigint {
+  /**
+   * The next ID; with `{ shardKey }`, carrying the key's shard in the layout's shard field.
+   * @throws ClockMovedBackError, SequenceExhaustedError, WorkerUnavailableError, TimestampOverflowError
+   * @throws InvalidShardKeyError for an unusable key, or a key on a layout without a shard field
+   */
+  next(options?: NextIdOptions): bigint {
+    if (options !== undefined) return this.shardBitsOf(options) | this.next();
     // Clock first, permit second: a pause between the two must not slip past the fence.
     const now = this.clock.now();
     const t = ticksAtMs(this.layout, now);
@@ -110,16 +151,30 @@ export class SnowflakeGenerator {
     if (t === this.last && this.sequence < this.maxSequence) {
       this.sequence++;
       this.counters.issued++;
-      return (this.id += 1n);
+      return (this.id += this.step);
     }
     return this.advance(t, ceiling, this.maxSyncWaitMs);
+  }
+
+  /** The shard field's bits for a call's options: 0 without a key. @throws InvalidShardKeyError */
+  shardBitsOf(options: NextIdOptions): bigint {
+    if (!Object.hasOwn(options, 'shardKey')) return 0n;
+    const key = options.shardKey;
+    if (key === undefined || key === null) {
+      throw new InvalidShardKeyError(
+        key,
+        '`shardKey` is given but empty; pass the key, or leave the option out for an ID without a shard (shard 0).',
+      );
+    }
+    return BigInt(shardInLayout(this.layout, key));
   }
 
   /**
    * Like {@link next}, but never spins for the next time unit: a used-up sequence throws
    * {@link SequenceExhaustedError} at once, with the wait in `waitMs`. The building block of the async variants.
    */
-  nextWithoutWaiting(): bigint {
+  nextWithoutWaiting(options?: NextIdOptions): bigint {
+    if (options !== undefined) return this.shardBitsOf(options) | this.nextWithoutWaiting();
     const now = this.clock.now();
     const t = ticksAtMs(this.layout, now);
     const ceiling = this.permit === undefined ? NO_CEILING : this.permit.ceiling(now);
@@ -127,14 +182,14 @@ export class SnowflakeGenerator {
   }
 
   /** The next ID as a decimal string. */
-  nextString(): string {
-    return this.next().toString();
+  nextString(options?: NextIdOptions): string {
+    return this.next(options).toString();
   }
 
   /** The next ID as a number; only for layouts of 53 bits or fewer. @throws UnsafeNumberError on wider layouts */
-  nextNumber(): number {
+  nextNumber(options?: NextIdOptions): number {
     if (this.layout.totalBits > 53) throw new UnsafeNumberError(this.layout.totalBits);
-    return Number(this.next());
+    return Number(this.next(options));
   }
 
   /**
@@ -148,7 +203,8 @@ export class SnowflakeGenerator {
    * Should the clock stall mid-batch, it throws {@link SequenceExhaustedError}; the IDs drawn so far are discarded,
    * never reissued, and count in `stats().issued`, which counts IDs used up.
    */
-  nextBatch(count: number): bigint[] {
+  nextBatch(count: number, options?: NextIdOptions): bigint[] {
+    if (options !== undefined) return withShard(this.shardBitsOf(options), this.nextBatch(count));
     assertBatchCount(count, 'nextBatch');
     if (count > this.maxSyncBatch) throw new BatchTooLargeError(count, this.maxSyncBatch, this.maxSyncWaitMs);
     // The first clock reading serves both the check and the first time unit.
@@ -176,9 +232,9 @@ export class SnowflakeGenerator {
     const t = ticksAtMs(this.layout, now);
     // A clock behind the last timestamp borrows units without waiting, within the tolerance: nothing to check.
     if (t < this.last) return;
-    const left = t === this.last ? this.maxSequence - this.sequence : this.maxSequence + 1;
+    const left = t === this.last ? this.maxSequence - this.sequence : this.perUnit;
     if (count <= left) return;
-    const furtherUnits = Math.ceil((count - left) / (this.maxSequence + 1));
+    const furtherUnits = Math.ceil((count - left) / this.perUnit);
     const waitMs = (t + furtherUnits) * this.unit + this.epoch - now;
     if (waitMs > this.maxSyncWaitMs) throw new SequenceExhaustedError(waitMs, this.maxSyncWaitMs);
   }
@@ -194,16 +250,24 @@ export class SnowflakeGenerator {
   }
 
   /** `count` IDs in increasing order, waiting asynchronously (never blocking the event loop) between time units. */
-  async nextBatchAsync(count: number): Promise<bigint[]> {
+  async nextBatchAsync(count: number, options?: NextIdOptions): Promise<bigint[]> {
+    const shard = options === undefined ? 0n : this.shardBitsOf(options);
     assertBatchCount(count, 'nextBatchAsync');
     const out: bigint[] = [];
     while (out.length < count) await waitingForTheSequence(() => this.fillWithoutWaiting(out, count));
-    return out;
+    return withShard(shard, out);
   }
 
   /** Like {@link next}, but waits asynchronously (never blocking the event loop) when the sequence is used up. */
-  nextAsync(): Promise<bigint> {
+  nextAsync(options?: NextIdOptions): Promise<bigint> {
+    if (options !== undefined) return this.nextAsyncInShard(options);
     return waitingForTheSequence(() => this.nextWithoutWaiting());
+  }
+
+  private async nextAsyncInShard(options: NextIdOptions): Promise<bigint> {
+    // The key is checked before any wait, so that a bad key fails at once.
+    const shard = this.shardBitsOf(options);
+    return shard | (await waitingForTheSequence(() => this.nextWithoutWaiting()));
   }
 
   /**
@@ -211,7 +275,15 @@ export class SnowflakeGenerator {
    * holds (at least one), so that its waits for the next unit fit in that bound.
    */
   get maxSyncBatch(): number {
-    return (this.maxSequence + 1) * Math.max(1, Math.floor(this.maxSyncWaitMs / this.unit));
+    return this.perUnit * Math.max(1, Math.floor(this.maxSyncWaitMs / this.unit));
+  }
+
+  /**
+   * The IDs a new time unit holds at least: `2^sequenceBits`, less the highest offset the sequence may start at
+   * (`sequenceStart`), so at least half of them.
+   */
+  get perUnit(): number {
+    return this.maxSequence + 2 - this.startSpan;
   }
 
   stats(): GeneratorStats {
@@ -233,7 +305,8 @@ export class SnowflakeGenerator {
     this.sequence += room;
     this.counters.issued += room;
     let id = this.id;
-    while (room-- > 0) out.push(++id);
+    const step = this.step;
+    while (room-- > 0) out.push((id += step));
     this.id = id;
   }
 
@@ -262,15 +335,26 @@ export class SnowflakeGenerator {
     }
     if (t > this.layout.maxTimestamp) throw new TimestampOverflowError(new Date(this.layout.lastTimestampMs));
     this.last = t;
-    this.sequence = 0;
     this.counters.issued++;
-    return (this.id = (BigInt(t) << this.timestampShift) | this.node);
+    if (this.startSpan === 1) {
+      this.sequence = 0;
+      return (this.id = (BigInt(t) << this.timestampShift) | this.node);
+    }
+    // Only a new unit starts at an offset: the IDs of the unit before all lie below it whatever the offset.
+    const start = this.startOffset();
+    this.sequence = start;
+    return (this.id = (BigInt(t) << this.timestampShift) | this.node | (BigInt(start) << this.sequenceShift));
+  }
+
+  private startOffset(): number {
+    if (this.startMode === 'rotating') return (this.rotation = (this.rotation + 1) % this.startSpan);
+    return Math.floor(this.random() * this.startSpan) % this.startSpan;
   }
 
   private issueInSameTick(): bigint {
     this.sequence++;
     this.counters.issued++;
-    return (this.id += 1n);
+    return (this.id += this.step);
   }
 
   private noteClockBack(t: number): void {
@@ -310,6 +394,12 @@ export class SnowflakeGenerator {
       if (expired) throw new SequenceExhaustedError(waitMs, maxWaitMs);
     }
   }
+}
+
+/** Sets the shard field of every ID in `ids` (issued with shard 0) to `shard`. */
+function withShard(shard: bigint, ids: bigint[]): bigint[] {
+  if (shard !== 0n) for (let i = 0; i < ids.length; i++) ids[i] |= shard;
+  return ids;
 }
 
 /** Runs `attempt` until it does not find the sequence used up, sleeping (not spinning) until the next time unit. */

@@ -5,10 +5,11 @@ import { rejectUnknownKeys } from './option-checks.js';
 export type TimeUnitMs = 1 | 10 | 1000;
 
 /** Names of the built-in layouts. See {@link LAYOUT_PRESETS}. */
-export type LayoutPresetName = 'default' | 'twitter' | 'js-safe';
+export type LayoutPresetName = 'default' | 'twitter' | 'js-safe' | 'sharded';
 
 /**
- * The bit layout of an ID, most significant first: `[sign 0][timestamp][datacenter][worker][sequence]`.
+ * The bit layout of an ID, most significant first: `[sign 0][timestamp][datacenter][worker][sequence][shard]`. The
+ * shard field is empty (0 bits) unless the layout asks for one, which leaves the classic snowflake layout.
  *
  * @publicApi
  */
@@ -23,6 +24,11 @@ export interface LayoutOptions {
   datacenterBits?: number;
   workerBits?: number;
   sequenceBits?: number;
+  /**
+   * The lowest bits of an ID, holding a shard derived from a business key (`next({ shardKey })`), so that
+   * `id % 2^k` (for any `k` up to `shardBits`) routes an ID to its key's shard. @default 0 (no shard field)
+   */
+  shardBits?: number;
   /** The timestamp field must last at least this many years from now. @default 10 */
   minLifetimeYears?: number;
 }
@@ -39,12 +45,18 @@ export interface Layout {
   readonly datacenterBits: number;
   readonly workerBits: number;
   readonly sequenceBits: number;
+  /** Bits of the shard field, the lowest of the ID; 0 when the layout has none. */
+  readonly shardBits: number;
   /** Total bits of an ID (the sign bit is never used). */
   readonly totalBits: number;
   readonly maxTimestamp: number;
   readonly maxDatacenterId: number;
   readonly maxWorkerId: number;
   readonly maxSequence: number;
+  /** The largest shard; 0 when the layout has no shard field. */
+  readonly maxShard: number;
+  /** Where the sequence starts: `shardBits`, since the shard field lies below it. */
+  readonly sequenceShift: number;
   readonly workerShift: number;
   readonly datacenterShift: number;
   readonly timestampShift: number;
@@ -68,6 +80,9 @@ export const DEFAULT_EPOCH = Date.UTC(2026, 0, 1);
  * - `js-safe`: 53 bits in all, so every ID is exact as a JS number and in JSON. 38 timestamp bits of 10 ms last
  *   87 years from 2026; 9 sequence bits give 51,200 IDs/s per worker; 6 worker bits leave room for 64 workers.
  *   A 1 s unit would allow more workers, but would make a burst wait up to a second and order IDs only by the second.
+ * - `sharded`: `default` with a 4-bit shard field (16 shards) in the lowest bits, paid for with 2 worker bits
+ *   (256 workers) and 2 sequence bits (1,024,000 IDs/s per worker). The sequence is shared by the shards, so IDs
+ *   of one worker still strictly increase whatever their shards.
  *
  * @publicApi
  */
@@ -79,6 +94,7 @@ export const LAYOUT_PRESETS: Readonly<Record<LayoutPresetName, Readonly<LayoutFi
     datacenterBits: 5,
     workerBits: 5,
     sequenceBits: 12,
+    shardBits: 0,
   }),
   default: Object.freeze({
     epoch: DEFAULT_EPOCH,
@@ -87,6 +103,7 @@ export const LAYOUT_PRESETS: Readonly<Record<LayoutPresetName, Readonly<LayoutFi
     datacenterBits: 0,
     workerBits: 10,
     sequenceBits: 12,
+    shardBits: 0,
   }),
   'js-safe': Object.freeze({
     epoch: DEFAULT_EPOCH,
@@ -95,6 +112,16 @@ export const LAYOUT_PRESETS: Readonly<Record<LayoutPresetName, Readonly<LayoutFi
     datacenterBits: 0,
     workerBits: 6,
     sequenceBits: 9,
+    shardBits: 0,
+  }),
+  sharded: Object.freeze({
+    epoch: DEFAULT_EPOCH,
+    timeUnitMs: 1,
+    timestampBits: 41,
+    datacenterBits: 0,
+    workerBits: 8,
+    sequenceBits: 10,
+    shardBits: 4,
   }),
 });
 
@@ -111,6 +138,7 @@ const LAYOUT_KEYS: readonly string[] = Object.keys({
   datacenterBits: true,
   workerBits: true,
   sequenceBits: true,
+  shardBits: true,
   minLifetimeYears: true,
 } satisfies Record<keyof LayoutOptions, true>);
 
@@ -138,6 +166,7 @@ export function resolveLayout(options: LayoutOptions | LayoutPresetName = {}, no
   const datacenterBits = options.datacenterBits ?? preset.datacenterBits;
   const workerBits = options.workerBits ?? preset.workerBits;
   const sequenceBits = options.sequenceBits ?? preset.sequenceBits;
+  const shardBits = options.shardBits ?? preset.shardBits;
   const minLifetimeYears = options.minLifetimeYears ?? 10;
 
   if (!Number.isSafeInteger(epoch) || epoch < 0) {
@@ -163,11 +192,14 @@ export function resolveLayout(options: LayoutOptions | LayoutPresetName = {}, no
   checkBits('layout.datacenterBits', datacenterBits, 0, 31);
   checkBits('layout.workerBits', workerBits, 0, 31);
   checkBits('layout.sequenceBits', sequenceBits, 1, 31);
-  const totalBits = timestampBits + datacenterBits + workerBits + sequenceBits;
+  // A shard is reduced from a 32-bit hash, and 16 bits (65,536 shards) is more than any database is split into.
+  checkBits('layout.shardBits', shardBits, 0, 16);
+  const totalBits = timestampBits + datacenterBits + workerBits + sequenceBits + shardBits;
   if (totalBits > 63) {
+    const shard = shardBits > 0 ? ` + shard ${shardBits}` : '';
     throw new SnowflakeConfigError(
       'layout',
-      `the fields add up to ${totalBits} bits (timestamp ${timestampBits} + datacenter ${datacenterBits} + worker ${workerBits} + sequence ${sequenceBits}); ` +
+      `the fields add up to ${totalBits} bits (timestamp ${timestampBits} + datacenter ${datacenterBits} + worker ${workerBits} + sequence ${sequenceBits}${shard}); ` +
         'at most 63 fit a signed 64-bit integer. Take bits from one of the fields.',
     );
   }
@@ -199,7 +231,8 @@ export function resolveLayout(options: LayoutOptions | LayoutPresetName = {}, no
     );
   }
 
-  const workerShift = sequenceBits;
+  const sequenceShift = shardBits;
+  const workerShift = sequenceShift + sequenceBits;
   const datacenterShift = workerShift + workerBits;
   const timestampShift = datacenterShift + datacenterBits;
   return Object.freeze({
@@ -209,11 +242,14 @@ export function resolveLayout(options: LayoutOptions | LayoutPresetName = {}, no
     datacenterBits,
     workerBits,
     sequenceBits,
+    shardBits,
     totalBits,
     maxTimestamp,
     maxDatacenterId: 2 ** datacenterBits - 1,
     maxWorkerId: 2 ** workerBits - 1,
     maxSequence: 2 ** sequenceBits - 1,
+    maxShard: 2 ** shardBits - 1,
+    sequenceShift,
     workerShift,
     datacenterShift,
     timestampShift,

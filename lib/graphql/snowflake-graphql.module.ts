@@ -1,6 +1,9 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { SNOWFLAKE_GRAPHQL_OPTIONS, checkScalarOptions } from './snowflake-graphql.options.js';
-import type { SnowflakeScalarOptions } from './snowflake-scalar.type.js';
+import {
+  SNOWFLAKE_GRAPHQL_OPTIONS,
+  checkGraphQLOptions,
+  type SnowflakeGraphQLOptions,
+} from './snowflake-graphql.options.js';
 import { SnowflakeScalar } from './snowflake.scalar.js';
 
 /**
@@ -26,13 +29,19 @@ import { SnowflakeScalar } from './snowflake.scalar.js';
  */
 @Module({ providers: [SnowflakeScalar], exports: [SnowflakeScalar] })
 export class SnowflakeGraphQLModule {
-  /** The scalar with options: `form` for IDs written in another text form than the decimal string. */
-  static forRoot(options: SnowflakeScalarOptions = {}): DynamicModule {
+  /**
+   * The scalar with options: `form` for IDs written in another text form than the decimal string, `generator` for the
+   * layout of a named registration (`SnowflakeModule.forRoot({ name })`) rather than the default one.
+   */
+  static forRoot(options: SnowflakeGraphQLOptions = {}): DynamicModule {
     return {
       module: SnowflakeGraphQLModule,
       // Checked while the module is built, so that bad options fail at bootstrap, naming the option.
       providers: [
-        { provide: SNOWFLAKE_GRAPHQL_OPTIONS, useFactory: () => checkScalarOptions(options, 'SnowflakeGraphQLModule') },
+        {
+          provide: SNOWFLAKE_GRAPHQL_OPTIONS,
+          useFactory: () => checkGraphQLOptions(options, 'SnowflakeGraphQLModule'),
+        },
       ],
     };
   }

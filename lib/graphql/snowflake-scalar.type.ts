@@ -3,7 +3,7 @@ import { parseId } from '../core/codec.js';
 import { InvalidSnowflakeError } from '../core/errors.js';
 import type { SnowflakeIdForm } from '../core/id-form.js';
 import type { Layout } from '../core/layout.js';
-import { checkScalarOptions } from './snowflake-graphql.options.js';
+import { checkScalarName, checkScalarOptions } from './snowflake-graphql.options.js';
 
 /**
  * Options of {@link createSnowflakeScalar} and of `SnowflakeGraphQLModule.forRoot()`.
@@ -17,6 +17,19 @@ export interface SnowflakeScalarOptions {
    * @default the decimal string, with safe-integer numbers accepted as input too
    */
   form?: SnowflakeIdForm;
+}
+
+/**
+ * Options of {@link createSnowflakeScalar}: those of the scalar, and its name in the schema.
+ *
+ * @publicApi
+ */
+export interface CreateSnowflakeScalarOptions extends SnowflakeScalarOptions {
+  /**
+   * The scalar's name in the schema, for a second ID space with a layout of its own (`scalar OrderId`).
+   * @default 'Snowflake'
+   */
+  name?: string;
 }
 
 /** The name of the scalar in the schema: `scalar Snowflake`. */
@@ -34,6 +47,8 @@ export class SnowflakeScalarCodec {
   constructor(
     private readonly layout: () => Layout,
     private readonly form: SnowflakeIdForm | undefined,
+    /** The scalar's name in the schema, for the messages. */
+    private readonly typeName: string = SNOWFLAKE_SCALAR_NAME,
   ) {}
 
   get description(): string {
@@ -51,7 +66,7 @@ export class SnowflakeScalarCodec {
       id = parseId(value instanceof BigInt ? value.valueOf() : value, this.layout());
     } catch (error) {
       if (!(error instanceof InvalidSnowflakeError)) throw error;
-      throw new GraphQLError(`Snowflake cannot represent the value a resolver returned: ${error.message}`, {
+      throw new GraphQLError(`${this.typeName} cannot represent the value a resolver returned: ${error.message}`, {
         extensions: { code: 'INTERNAL_SERVER_ERROR' },
       });
     }
@@ -99,7 +114,8 @@ export class SnowflakeScalarCodec {
  * A `Snowflake` scalar type for a layout, for schema-first resolver maps built by hand
  * (`resolvers: { Snowflake: createSnowflakeScalar(ids.layout) }`) and code-first fields
  * (`@Field(() => scalar)`) where the layout is known when the schema is declared. In a Nest app,
- * `SnowflakeGraphQLModule` does the same for both ways, bound to the app's `IdService`.
+ * `SnowflakeGraphQLModule` does the same for both ways, bound to the app's `IdService`. `name` gives a second scalar
+ * (`OrderId`) for the IDs of another layout.
  *
  * It serialises a bigint (or a decimal string, or a safe integer, as drivers return them) to the ID's text, and
  * parses a string (or a safe integer) into a bigint, refusing letters, negative values, numbers beyond 2^53 and IDs
@@ -118,12 +134,14 @@ export class SnowflakeScalarCodec {
  */
 export function createSnowflakeScalar(
   layout: Layout,
-  options: SnowflakeScalarOptions = {},
+  options: CreateSnowflakeScalarOptions = {},
 ): GraphQLScalarType<bigint, string> {
-  const { form } = checkScalarOptions(options, 'createSnowflakeScalar()');
-  const codec = new SnowflakeScalarCodec(() => layout, form);
+  const { form } = checkScalarOptions(options, 'createSnowflakeScalar()', ['name']);
+  const name =
+    options.name === undefined ? SNOWFLAKE_SCALAR_NAME : checkScalarName(options.name, 'createSnowflakeScalar()');
+  const codec = new SnowflakeScalarCodec(() => layout, form, name);
   return new GraphQLScalarType<bigint, string>({
-    name: SNOWFLAKE_SCALAR_NAME,
+    name,
     description: codec.description,
     serialize: (value) => codec.serialize(value),
     parseValue: (value) => codec.parseValue(value),

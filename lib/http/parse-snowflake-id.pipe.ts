@@ -1,7 +1,10 @@
-import { HttpStatus, Injectable, Optional, type ArgumentMetadata, type PipeTransform } from '@nestjs/common';
+import { HttpStatus, Inject, Injectable, Optional, type ArgumentMetadata, type PipeTransform } from '@nestjs/common';
 import { HttpErrorByCode, type ErrorHttpStatusCode } from '@nestjs/common/utils/http-error-by-code.util.js';
 import { InvalidSnowflakeError } from '../core/errors.js';
+import type { SnowflakeIdForm } from '../core/id-form.js';
+import { rejectUnknownKeys } from '../core/option-checks.js';
 import { IdService } from '../module/id.service.js';
+import { generatorOption } from '../module/snowflake.names.js';
 
 /**
  * Options of {@link ParseSnowflakeIdPipe}, those of Nest's `ParseIntPipe`.
@@ -20,7 +23,20 @@ export interface ParseSnowflakeIdPipeOptions {
    * `SnowflakeModule.forRoot({ name })`. @default the default registration
    */
   generator?: string;
+  /**
+   * The text form string values are read in (`base32Form()`, a public-ID form, …) before the layout is checked;
+   * bigints and numbers are taken as IDs. @default decimal digits
+   */
+  form?: SnowflakeIdForm;
 }
+
+const PIPE_OPTION_KEYS = [
+  'optional',
+  'errorHttpStatusCode',
+  'exceptionFactory',
+  'generator',
+  'form',
+] as const satisfies readonly (keyof ParseSnowflakeIdPipeOptions)[];
 
 /**
  * Parses a route parameter, query value or body field into an ID (a bigint) of the app's layout:
@@ -37,19 +53,23 @@ export class ParseSnowflakeIdPipe implements PipeTransform<unknown, bigint | nul
   private readonly options: ParseSnowflakeIdPipeOptions;
   private ids: IdService | undefined;
 
-  constructor(@Optional() idsOrOptions?: IdService | ParseSnowflakeIdPipeOptions) {
+  // The token is named: a union type is recorded as `Object`, which Nest would look for in vain, leaving the class form
+  // to the process-wide lookup that cannot choose between apps of different layouts.
+  constructor(@Optional() @Inject(IdService) idsOrOptions?: IdService | ParseSnowflakeIdPipeOptions) {
     if (idsOrOptions instanceof IdService) {
       this.ids = idsOrOptions;
       this.options = {};
     } else {
-      this.options = idsOrOptions ?? {};
+      this.options = checkPipeOptions(idsOrOptions);
     }
   }
 
   transform(value: unknown, metadata: ArgumentMetadata): bigint | null | undefined {
     if ((value === undefined || value === null) && this.options.optional === true) return value;
     try {
-      return this.service().decode(value as bigint | string | number).id;
+      const { form } = this.options;
+      const id = form !== undefined && typeof value === 'string' ? form.parse(value) : value;
+      return this.service().decode(id as bigint | string | number).id;
     } catch (error) {
       if (!(error instanceof InvalidSnowflakeError)) throw error;
       const message = metadata.data ? `${metadata.data}: ${error.message}` : error.message;
@@ -67,6 +87,17 @@ export class ParseSnowflakeIdPipe implements PipeTransform<unknown, bigint | nul
     this.ids ??= IdService.current(this.options.generator);
     return this.ids;
   }
+}
+
+/**
+ * Checks an instance's options where it is declared (the pipe is built with the controller class): a misspelt key or
+ * a malformed `generator` fails the bootstrap naming it, rather than leaving its default in force.
+ */
+function checkPipeOptions(options: ParseSnowflakeIdPipeOptions | undefined): ParseSnowflakeIdPipeOptions {
+  if (options === undefined || options === null) return {};
+  rejectUnknownKeys('', options, PIPE_OPTION_KEYS, 'ParseSnowflakeIdPipe');
+  generatorOption(options.generator, 'ParseSnowflakeIdPipe');
+  return options;
 }
 
 function httpPhrase(status: number): string {

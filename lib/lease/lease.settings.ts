@@ -224,9 +224,11 @@ function resolveClockBounds(
 
 /** The namespace configuration string, readable in error messages and in Redis (`HGET …:meta config`). @internal */
 export function leaseConfig(layout: Layout, ttlMs: number): string {
-  const { timestampBits, datacenterBits, workerBits, sequenceBits, timeUnitMs, epoch } = layout;
+  const { timestampBits, datacenterBits, workerBits, sequenceBits, shardBits, timeUnitMs, epoch } = layout;
+  // A shard field is written only when there is one, so namespaces recorded before it existed still match.
+  const shard = shardBits > 0 ? `/${shardBits}` : '';
   return (
-    `ttlMs=${ttlMs} layout=${timestampBits}/${datacenterBits}/${workerBits}/${sequenceBits} ` +
+    `ttlMs=${ttlMs} layout=${timestampBits}/${datacenterBits}/${workerBits}/${sequenceBits}${shard} ` +
     `unit=${timeUnitMs}ms epoch=${epoch}`
   );
 }

@@ -26,6 +26,7 @@ function capacityOf(lease: LeaseStatus): LeaseCapacity | null {
 
 /** Attribute names: OpenTelemetry's `error.type` for causes, the rest in the library's namespace. */
 export const METRIC_ATTRIBUTES = {
+  generator: 'snowflake.generator',
   leaseState: 'snowflake.lease.state',
   renewalOutcome: 'snowflake.lease.renewal.outcome',
   errorType: 'error.type',
@@ -34,15 +35,22 @@ export const METRIC_ATTRIBUTES = {
 /** Bucket boundaries of the renewal histogram, in seconds: the ones OpenTelemetry advises for durations in `s`. */
 const RENEWAL_BUCKETS_S = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
+/** One registration to report: its name (the `snowflake.generator` attribute), its status, and its lease if any. */
+export interface InstrumentedGenerator {
+  name: string;
+  status: () => SnowflakeStatus;
+  lease: ObservesRenewals | undefined;
+}
+
 /**
- * Creates the instruments on `meter` and starts reporting: observable ones read `status()` once per collection (so
- * `next()` pays nothing), renewal round trips arrive from the lease's listener. Returns what undoes it all.
+ * Creates the instruments on `meter` once and starts reporting every generator on them, each point carrying the
+ * generator's name: observable ones read `status()` once per collection (so `next()` pays nothing), renewal round
+ * trips arrive from each lease's listener. Returns what undoes it all.
  */
 export function registerInstruments(
   meter: Meter,
   prefix: string,
-  status: () => SnowflakeStatus,
-  lease: ObservesRenewals | undefined,
+  generators: readonly InstrumentedGenerator[],
 ): () => void {
   const name = (suffix: string) => `${prefix}.${suffix}`;
   const issued = meter.createObservableCounter(name('ids.issued'), {
@@ -110,33 +118,36 @@ export function registerInstruments(
     free,
   ];
   const observe: BatchObservableCallback = (result) => {
-    const now = status();
-    result.observe(issued, now.issued);
-    result.observe(overflowWaits, now.overflowWaits);
-    result.observe(clockBackEvents, now.clockBackEvents);
-    result.observe(ready, now.ready ? 1 : 0);
-    const { lease: current } = now;
-    if (current === undefined) return;
-    result.observe(switches, current.switches);
-    for (const state of LEASE_STATES) {
-      result.observe(leaseState, state === current.state ? 1 : 0, { [METRIC_ATTRIBUTES.leaseState]: state });
-    }
-    // No lease held (lost, switching, claiming) leaves no headroom: 0, rather than no point, which a cumulative
-    // exporter would fill with the last value seen while the lease was held.
-    result.observe(fenceHeadroom, (current.fenceInMs ?? 0) / 1000);
-    if (current.clockOffsetMs !== null) result.observe(clockOffset, current.clockOffsetMs / 1000);
-    result.observe(consecutiveFailures, current.renewalFailures);
-    if (current.lastRenewalAt !== null) {
-      result.observe(renewalAge, Math.max(0, now.nowMs - current.lastRenewalAt) / 1000);
-    }
-    const capacity = capacityOf(current);
-    if (capacity !== null) {
-      result.observe(held, capacity.held);
-      result.observe(free, capacity.free);
+    for (const generator of generators) {
+      const base: Attributes = { [METRIC_ATTRIBUTES.generator]: generator.name };
+      const now = generator.status();
+      result.observe(issued, now.issued, base);
+      result.observe(overflowWaits, now.overflowWaits, base);
+      result.observe(clockBackEvents, now.clockBackEvents, base);
+      result.observe(ready, now.ready ? 1 : 0, base);
+      const { lease: current } = now;
+      if (current === undefined) continue;
+      result.observe(switches, current.switches, base);
+      for (const state of LEASE_STATES) {
+        result.observe(leaseState, state === current.state ? 1 : 0, { ...base, [METRIC_ATTRIBUTES.leaseState]: state });
+      }
+      // No lease held (lost, switching, claiming) leaves no headroom: 0, rather than no point, which a cumulative
+      // exporter would fill with the last value seen while the lease was held.
+      result.observe(fenceHeadroom, (current.fenceInMs ?? 0) / 1000, base);
+      if (current.clockOffsetMs !== null) result.observe(clockOffset, current.clockOffsetMs / 1000, base);
+      result.observe(consecutiveFailures, current.renewalFailures, base);
+      if (current.lastRenewalAt !== null) {
+        result.observe(renewalAge, Math.max(0, now.nowMs - current.lastRenewalAt) / 1000, base);
+      }
+      const capacity = capacityOf(current);
+      if (capacity !== null) {
+        result.observe(held, capacity.held, base);
+        result.observe(free, capacity.free, base);
+      }
     }
   };
   meter.addBatchObservableCallback(observe, observables);
-  const stopListening = lease === undefined ? () => undefined : listenToRenewals(meter, name, lease);
+  const stopListening = listenToRenewals(meter, name, generators);
 
   return () => {
     meter.removeBatchObservableCallback(observe, observables);
@@ -144,8 +155,14 @@ export function registerInstruments(
   };
 }
 
-/** The renewal histogram and failure counter, fed by the lease's renewal listener. */
-function listenToRenewals(meter: Meter, name: (suffix: string) => string, lease: ObservesRenewals): () => void {
+/** The renewal histogram and failure counter, fed by each lease's renewal listener; none without a lease. */
+function listenToRenewals(
+  meter: Meter,
+  name: (suffix: string) => string,
+  generators: readonly InstrumentedGenerator[],
+): () => void {
+  const leased = generators.filter((generator) => generator.lease !== undefined);
+  if (leased.length === 0) return () => undefined;
   const duration = meter.createHistogram(name('lease.renewal.duration'), {
     description: 'Lease renewal round trips to Redis, by outcome (renewed, recovered, lost, failed).',
     unit: 's',
@@ -155,10 +172,18 @@ function listenToRenewals(meter: Meter, name: (suffix: string) => string, lease:
     description: 'Lease renewals that failed (no confirmed answer) or found the lease lost, by cause (`error.type`).',
     unit: '{failure}',
   });
-  return lease.onRenewal((sample: LeaseRenewalSample) => {
-    const attributes: Attributes = { [METRIC_ATTRIBUTES.renewalOutcome]: sample.outcome };
-    if (sample.cause !== null) attributes[METRIC_ATTRIBUTES.errorType] = sample.cause;
-    duration.record(sample.durationMs / 1000, attributes);
-    if (sample.outcome === 'failed' || sample.outcome === 'lost') failures.add(1, attributes);
-  });
+  const stops = leased.map((generator) =>
+    generator.lease!.onRenewal((sample: LeaseRenewalSample) => {
+      const attributes: Attributes = {
+        [METRIC_ATTRIBUTES.generator]: generator.name,
+        [METRIC_ATTRIBUTES.renewalOutcome]: sample.outcome,
+      };
+      if (sample.cause !== null) attributes[METRIC_ATTRIBUTES.errorType] = sample.cause;
+      duration.record(sample.durationMs / 1000, attributes);
+      if (sample.outcome === 'failed' || sample.outcome === 'lost') failures.add(1, attributes);
+    }),
+  );
+  return () => {
+    for (const stop of stops) stop();
+  };
 }

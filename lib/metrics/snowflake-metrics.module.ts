@@ -5,7 +5,8 @@ import { SnowflakeMetricsService } from './snowflake-metrics.service.js';
 
 /**
  * Publishes OpenTelemetry metrics of the ID generator and its worker-ID lease, read from the app's `IdService`:
- * import it beside `SnowflakeModule`. Instruments are created on the global meter provider of `@opentelemetry/api`
+ * import it beside `SnowflakeModule`. With several registrations, each is published on the same instruments under its
+ * name (the `snowflake.generator` attribute). Instruments are created on the global meter provider of `@opentelemetry/api`
  * unless one is given, and removed when the app shuts down. The names, kinds and units are listed in the README
  * ("Metrics").
  *

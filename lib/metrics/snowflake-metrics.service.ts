@@ -3,10 +3,9 @@ import { ModuleRef } from '@nestjs/core';
 import { metrics } from '@opentelemetry/api';
 import { SnowflakeConfigError } from '../core/errors.js';
 import { observesRenewals } from '../lease/renewal-observers.js';
-import { IdService } from '../module/id.service.js';
-import { SNOWFLAKE_WORKER_SOURCE } from '../module/snowflake.tokens.js';
-import type { WorkerIdSource } from '../worker/worker-source.js';
-import { registerInstruments } from './metrics.instruments.js';
+import type { IdService } from '../module/id.service.js';
+import { findIdService, findRegistry } from '../module/snowflake.registry.js';
+import { registerInstruments, type InstrumentedGenerator } from './metrics.instruments.js';
 import type { SnowflakeMetricsSettings } from './metrics.options.js';
 import { SNOWFLAKE_METRICS_SETTINGS } from './metrics.tokens.js';
 
@@ -14,9 +13,10 @@ import { SNOWFLAKE_METRICS_SETTINGS } from './metrics.tokens.js';
 export const METER_NAME = 'nestjs-snowflake';
 
 /**
- * Publishes the app's `IdService` as OpenTelemetry instruments while the app runs: registered when the module
- * initialises, removed when it is destroyed (first of the shutdown hooks, before the lease is released). Provided by
- * `SnowflakeMetricsModule`.
+ * Publishes the app's `IdService`s as OpenTelemetry instruments while the app runs: every registration of the app on
+ * the same instruments, told apart by the `snowflake.generator` attribute (`'default'` for the one without a name).
+ * Registered when the module initialises, removed when it is destroyed (first of the shutdown hooks, before the lease
+ * is released). Provided by `SnowflakeMetricsModule`.
  *
  * @publicApi
  */
@@ -31,22 +31,16 @@ export class SnowflakeMetricsService implements OnModuleInit, OnModuleDestroy {
 
   onModuleInit(): void {
     if (this.unregister !== undefined) return;
-    const ids = this.find(() => this.moduleRef.get(IdService, { strict: false }));
-    if (ids === undefined) {
+    const generators = this.generators();
+    if (generators.length === 0) {
       throw new SnowflakeConfigError(
         'SnowflakeMetricsModule',
         'no IdService in the application: import SnowflakeModule.forRoot() (or forRootAsync()) beside ' +
           'SnowflakeMetricsModule.forRoot(); the metrics read its status.',
       );
     }
-    const source = this.find(() => this.moduleRef.get<WorkerIdSource>(SNOWFLAKE_WORKER_SOURCE, { strict: false }));
     const provider = this.settings.meterProvider ?? metrics.getMeterProvider();
-    this.unregister = registerInstruments(
-      provider.getMeter(METER_NAME),
-      this.settings.prefix,
-      () => ids.status(),
-      source !== undefined && observesRenewals(source) ? source : undefined,
-    );
+    this.unregister = registerInstruments(provider.getMeter(METER_NAME), this.settings.prefix, generators);
   }
 
   onModuleDestroy(): void {
@@ -54,12 +48,22 @@ export class SnowflakeMetricsService implements OnModuleInit, OnModuleDestroy {
     this.unregister = undefined;
   }
 
-  /** Looked up across modules (`strict: false`), so that SnowflakeModule need not be global. */
-  private find<T>(lookUp: () => T): T | undefined {
-    try {
-      return lookUp();
-    } catch {
-      return undefined;
-    }
+  /**
+   * Every registration of the app, each once by name (the first one built for a name registered twice), looked up
+   * across modules so that SnowflakeModule need not be global.
+   */
+  private generators(): InstrumentedGenerator[] {
+    const registry = findRegistry(this.moduleRef);
+    const names = registry?.names() ?? [];
+    const services =
+      registry === undefined || names.length === 0
+        ? [findIdService(this.moduleRef, undefined, 'SnowflakeMetricsModule')]
+        : names.map((name) => registry.get(name));
+    return services
+      .filter((ids): ids is IdService => ids !== undefined)
+      .map((ids) => {
+        const source = ids.workerSource;
+        return { name: ids.name, status: () => ids.status(), lease: observesRenewals(source) ? source : undefined };
+      });
   }
 }

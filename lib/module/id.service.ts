@@ -1,8 +1,10 @@
 import { Inject, Injectable, Optional, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { SnowflakeConfigError } from '../core/errors.js';
 import { SnowflakeCodec, type ComposeInput, type SnowflakeParts } from '../core/codec.js';
-import { SnowflakeGenerator, assertBatchCount, type GeneratorStats } from '../core/generator.js';
+import { SnowflakeGenerator, assertBatchCount, type GeneratorStats, type NextIdOptions } from '../core/generator.js';
 import type { Layout } from '../core/layout.js';
+import { shardInLayout, type ShardKey } from '../core/shard-key.js';
+import type { PublicIdForm } from '../forms/public-id.form.js';
 import { msAtTicks } from '../core/time-units.js';
 import { reportsLease, type LeaseStatus } from '../lease/lease.status.js';
 import { WorkerBinding } from '../worker/worker-binding.js';
@@ -10,7 +12,7 @@ import type { WorkerIdSource } from '../worker/worker-source.js';
 import type { SnowflakeModuleOptions } from './snowflake.options.js';
 import { createBinding, createGenerator, createWorkerSource } from './snowflake.providers.js';
 import { resolveSettings } from './snowflake.settings.js';
-import { DEFAULT_GENERATOR_NAME, SNOWFLAKE_BINDING, SNOWFLAKE_NAME } from './snowflake.tokens.js';
+import { DEFAULT_GENERATOR_NAME, SNOWFLAKE_BINDING, SNOWFLAKE_NAME, SNOWFLAKE_PUBLIC_IDS } from './snowflake.tokens.js';
 
 /**
  * What `IdService.status()` reports: the worker, the generator's counters and, with a Redis lease, the lease.
@@ -51,6 +53,7 @@ export class IdService implements OnModuleInit, OnApplicationShutdown {
   private readonly codec: SnowflakeCodec;
   private readonly binding: WorkerBinding;
   private readonly generator: SnowflakeGenerator;
+  private readonly publicIds: PublicIdForm | null;
 
   /**
    * Built by the module from its providers. Built by hand (`new IdService({ workerId: 1 })`) it makes its own
@@ -59,9 +62,17 @@ export class IdService implements OnModuleInit, OnApplicationShutdown {
   constructor(
     @Inject(SNOWFLAKE_BINDING) bindingOrOptions: WorkerBinding | SnowflakeModuleOptions,
     @Optional() @Inject(SNOWFLAKE_NAME) name?: string,
+    @Optional() @Inject(SNOWFLAKE_PUBLIC_IDS) publicIds?: PublicIdForm | null,
   ) {
     this.name = name ?? DEFAULT_GENERATOR_NAME;
-    this.binding = bindingOrOptions instanceof WorkerBinding ? bindingOrOptions : bindByHand(bindingOrOptions);
+    if (bindingOrOptions instanceof WorkerBinding) {
+      this.binding = bindingOrOptions;
+      this.publicIds = publicIds ?? null;
+    } else {
+      const settings = resolveSettings(bindingOrOptions);
+      this.binding = createBinding(settings, createGenerator(settings), createWorkerSource(settings));
+      this.publicIds = settings.publicIds ?? null;
+    }
     this.generator = this.binding.generator;
     this.layout = this.binding.layout;
     this.codec = new SnowflakeCodec(this.layout);
@@ -119,24 +130,34 @@ export class IdService implements OnModuleInit, OnApplicationShutdown {
     return this.generator.datacenterId;
   }
 
-  /** The next ID. @throws ClockMovedBackError, SequenceExhaustedError, WorkerUnavailableError */
-  next(): bigint {
+  /** The worker-ID source behind this service, for integrations that listen to it (metrics). @internal */
+  get workerSource(): WorkerIdSource {
+    return this.binding.source;
+  }
+
+  /**
+   * The next ID. With `{ shardKey }` (a layout with a shard field, such as `'sharded'`), the ID carries the key's
+   * shard, the same in every process: `shardOf(id)` and `id % 2^shardBits` give it back.
+   * @throws ClockMovedBackError, SequenceExhaustedError, WorkerUnavailableError
+   * @throws InvalidShardKeyError for an unusable key, or a key on a layout without a shard field
+   */
+  next(options?: NextIdOptions): bigint {
     try {
-      return this.generator.next();
+      return this.generator.next(options);
     } catch (error) {
       throw this.binding.translate(error);
     }
   }
 
   /** The next ID as a decimal string, the safe form for JSON and JavaScript clients. */
-  nextString(): string {
-    return this.next().toString();
+  nextString(options?: NextIdOptions): string {
+    return this.next(options).toString();
   }
 
   /** The next ID as a number; only for layouts of 53 bits or fewer. @throws UnsafeNumberError otherwise */
-  nextNumber(): number {
+  nextNumber(options?: NextIdOptions): number {
     try {
-      return this.generator.nextNumber();
+      return this.generator.nextNumber(options);
     } catch (error) {
       throw this.binding.translate(error);
     }
@@ -147,9 +168,9 @@ export class IdService implements OnModuleInit, OnApplicationShutdown {
    * (40,960 on `twitter` with the default 10 ms), so that a batch never spins for the next time unit longer than
    * one {@link next} may. @throws BatchTooLargeError for more: use {@link nextBatchAsync}
    */
-  nextBatch(count: number): bigint[] {
+  nextBatch(count: number, options?: NextIdOptions): bigint[] {
     try {
-      return this.generator.nextBatch(count);
+      return this.generator.nextBatch(count, options);
     } catch (error) {
       throw this.binding.translate(error);
     }
@@ -159,7 +180,8 @@ export class IdService implements OnModuleInit, OnApplicationShutdown {
    * `count` IDs in increasing order, any number of them, waiting without blocking the event loop between time
    * units and while the lease is being re-claimed or switched (as {@link nextAsync} does).
    */
-  async nextBatchAsync(count: number): Promise<bigint[]> {
+  async nextBatchAsync(count: number, options?: NextIdOptions): Promise<bigint[]> {
+    const shard = options === undefined ? 0n : this.generator.shardBitsOf(options);
     assertBatchCount(count, 'nextBatchAsync');
     const out: bigint[] = [];
     let waited = false;
@@ -174,6 +196,7 @@ export class IdService implements OnModuleInit, OnApplicationShutdown {
     // A lease switch while the batch waited continues under another worker ID, whose IDs may sort below the ones
     // before it. All are distinct; sorting restores the promised order.
     if (waited && !isIncreasing(out)) out.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    if (shard !== 0n) for (let i = 0; i < out.length; i++) out[i] |= shard;
     return out;
   }
 
@@ -181,19 +204,40 @@ export class IdService implements OnModuleInit, OnApplicationShutdown {
    * The next ID, waiting (without blocking the event loop) when the sequence is used up or the lease is being
    * re-claimed or switched. Rejects when the wait cannot end (Redis unreachable past the retries).
    */
-  async nextAsync(): Promise<bigint> {
+  async nextAsync(options?: NextIdOptions): Promise<bigint> {
+    // The key is checked before any wait, so that a bad key fails at once.
+    const shard = options === undefined ? 0n : this.generator.shardBitsOf(options);
     for (;;) {
       try {
-        return this.generator.nextWithoutWaiting();
+        return shard | this.generator.nextWithoutWaiting();
       } catch (caught) {
         await this.binding.waitToIssue(caught);
       }
     }
   }
 
-  /** Splits an ID into time, datacenter, worker and sequence. @throws InvalidSnowflakeError on malformed input */
+  /**
+   * Splits an ID into time, datacenter, worker, sequence and, on a layout with a shard field, shard.
+   * @throws InvalidSnowflakeError on malformed input
+   */
   decode(id: bigint | string | number): SnowflakeParts {
     return this.codec.decode(id);
+  }
+
+  /**
+   * The shard an ID carries, read from its bits without a lookup.
+   * @throws InvalidSnowflakeError on malformed input, or on a layout without a shard field
+   */
+  shardOf(id: bigint | string | number): number {
+    return this.codec.shardOf(id);
+  }
+
+  /**
+   * The shard IDs issued with `{ shardKey: key }` carry: where to look for a key's rows before any ID is known.
+   * @throws InvalidShardKeyError for an unusable key, or on a layout without a shard field
+   */
+  shardOfKey(key: ShardKey): number {
+    return shardInLayout(this.layout, key);
   }
 
   /** Builds an ID from its parts; the inverse of {@link decode}. */
@@ -209,6 +253,37 @@ export class IdService implements OnModuleInit, OnApplicationShutdown {
   /** The largest ID issued at `date` (its time unit): the upper bound of `WHERE id BETWEEN`. */
   maxIdAt(date: Date | number): bigint {
     return this.codec.maxIdAt(date);
+  }
+
+  /**
+   * The public ID of `id`: an opaque, fixed-width text that hides when the ID was issued and how many were, written
+   * with the first of `publicIds.keys`. @throws SnowflakeConfigError without the `publicIds` option
+   */
+  toPublicId(id: bigint): string {
+    return this.publicIdForm.format(id);
+  }
+
+  /**
+   * The ID behind a public ID written with any of `publicIds.keys`.
+   * @throws InvalidPublicIdError for a forged, altered or foreign value; InvalidSnowflakeTextError for malformed text
+   */
+  fromPublicId(text: string): bigint {
+    return this.publicIdForm.parse(text);
+  }
+
+  /**
+   * The public-ID form of the `publicIds` option, for the pipe's `form` option and the validators.
+   * @throws SnowflakeConfigError without the `publicIds` option
+   */
+  get publicIdForm(): PublicIdForm {
+    if (this.publicIds === null) {
+      throw new SnowflakeConfigError(
+        'publicIds',
+        'public IDs need keys: set `publicIds: { keys: [secret] }` in SnowflakeModule.forRoot() (a secret of at ' +
+          'least 16 bytes, such as the output of `openssl rand -base64 32`).',
+      );
+    }
+    return this.publicIds;
   }
 
   /** The worker, the counters and the lease. */
@@ -232,12 +307,6 @@ export class IdService implements OnModuleInit, OnApplicationShutdown {
       lease,
     };
   }
-}
-
-/** The parts of a service built by hand: a fixed worker ID's at once, a lease's on `onModuleInit()`. */
-function bindByHand(options: SnowflakeModuleOptions): WorkerBinding {
-  const settings = resolveSettings(options);
-  return createBinding(settings, createGenerator(settings), createWorkerSource(settings));
 }
 
 /** The services started in this process and not shut down, in start order. */

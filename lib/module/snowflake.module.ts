@@ -1,4 +1,5 @@
 import { Module, type DynamicModule, type Provider } from '@nestjs/common';
+import type { PublicIdForm } from '../forms/public-id.form.js';
 import { IdService } from './id.service.js';
 import { registrationTokens, snowflakeProviders } from './snowflake.providers.js';
 import type { WorkerBinding } from '../worker/worker-binding.js';
@@ -8,6 +9,7 @@ import {
   DEFAULT_GENERATOR_NAME,
   SNOWFLAKE_GENERATOR,
   SNOWFLAKE_NAME,
+  SNOWFLAKE_PUBLIC_IDS,
   SNOWFLAKE_REGISTRATION,
   SNOWFLAKE_WORKER_SOURCE,
 } from './snowflake.tokens.js';
@@ -59,8 +61,9 @@ function registration(definition: DynamicModule, name: string): DynamicModule {
     named
       ? {
           provide: serviceToken,
-          useFactory: (binding: WorkerBinding) => new IdService(binding, name),
-          inject: [tokens.binding],
+          useFactory: (binding: WorkerBinding, publicIds: PublicIdForm | null) =>
+            new IdService(binding, name, publicIds),
+          inject: [tokens.binding, SNOWFLAKE_PUBLIC_IDS],
         }
       : IdService,
     {

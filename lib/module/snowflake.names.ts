@@ -51,3 +51,23 @@ export function getIdServiceToken(name?: string): typeof IdService | string {
 export function InjectIdService(name?: string): PropertyDecorator & ParameterDecorator {
   return Inject(getIdServiceToken(name));
 }
+
+/**
+ * A `generator` option of an integration (the GraphQL scalar, `@IsSnowflakeId()`, the ID pipe), checked when it is
+ * declared: undefined for the default registration, else a registration name. Whether the app registers that name
+ * is checked later, once the app's registrations exist.
+ *
+ * @internal
+ */
+export function generatorOption(generator: unknown, owner: string): string | undefined {
+  if (generator === undefined) return undefined;
+  if (typeof generator !== 'string' || !NAME.test(generator)) {
+    throw new SnowflakeConfigError(
+      'generator',
+      `${owner} expected the name of a SnowflakeModule registration, such as 'orders' (the name given to ` +
+        `SnowflakeModule.forRoot({ name })), got ${JSON.stringify(generator) ?? `a ${typeof generator}`}. Leave it ` +
+        'out for the default registration.',
+    );
+  }
+  return generator;
+}

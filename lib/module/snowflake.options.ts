@@ -1,5 +1,7 @@
 import type { Clock } from '../core/clock.js';
+import type { SequenceStart } from '../core/generator.options.js';
 import type { LayoutOptions, LayoutPresetName } from '../core/layout.js';
+import type { PublicIdOptions } from '../forms/public-id.form.js';
 import type { RedisLeaseOptions } from '../lease/lease.options.js';
 import type { WorkerIdSource } from '../worker/worker-source.js';
 
@@ -66,8 +68,19 @@ export interface SnowflakeModuleOptions {
   clockBackToleranceMs?: number;
   /** The longest a synchronous `next()` may wait for the next time unit when the sequence runs out. @default 10 */
   maxSyncWaitMs?: number;
+  /**
+   * Where each time unit's sequence starts: `'random'` or `'rotating'` spread the low bits of IDs issued at low
+   * traffic, so that `id % N` partitioning spreads rows; a unit then holds at least half its peak IDs.
+   * @default 'zero'
+   */
+  sequenceStart?: SequenceStart;
   /** Require `nextNumber()` to work: fails at bootstrap unless the layout has 53 bits or fewer. @default false */
   requireSafeNumbers?: boolean;
   /** The wall clock, for tests. @default systemClock */
   clock?: Clock;
+  /**
+   * Public IDs for `IdService.toPublicId()` / `fromPublicId()`: opaque texts that hide time and volume, keyed with
+   * `keys` (the first writes, all read). Validated at bootstrap.
+   */
+  publicIds?: PublicIdOptions;
 }

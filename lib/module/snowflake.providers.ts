@@ -14,6 +14,7 @@ import {
   DEFAULT_GENERATOR_NAME,
   SNOWFLAKE_BINDING,
   SNOWFLAKE_GENERATOR,
+  SNOWFLAKE_PUBLIC_IDS,
   SNOWFLAKE_SETTINGS,
   SNOWFLAKE_WORKER_SOURCE,
 } from './snowflake.tokens.js';
@@ -24,6 +25,7 @@ export function createGenerator(settings: SnowflakeSettings): SnowflakeGenerator
     clock: settings.clock,
     clockBackToleranceMs: settings.clockBackToleranceMs,
     maxSyncWaitMs: settings.maxSyncWaitMs,
+    sequenceStart: settings.sequenceStart,
     datacenterId: settings.datacenterId,
   });
 }
@@ -107,6 +109,12 @@ export function snowflakeProviders(name: string): Provider[] {
       inject: [SNOWFLAKE_MODULE_OPTIONS, SnowflakeRegistry],
     },
     { provide: tokens.generator, useFactory: createGenerator, inject: [tokens.settings] },
+    // Module-scoped, like SNOWFLAKE_NAME: each registration's IdService gets its own registration's public IDs.
+    {
+      provide: SNOWFLAKE_PUBLIC_IDS,
+      useFactory: (settings: SnowflakeSettings) => settings.publicIds ?? null,
+      inject: [tokens.settings],
+    },
     { provide: tokens.workerSource, useFactory: createWorkerSource, inject: [tokens.settings] },
     {
       provide: tokens.binding,

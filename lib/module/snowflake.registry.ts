@@ -1,6 +1,7 @@
 import { Injectable, Module } from '@nestjs/common';
 import type { ModuleRef } from '@nestjs/core';
-import type { IdService } from './id.service.js';
+import { IdService } from './id.service.js';
+import { UnknownGeneratorError } from '../core/errors.js';
 import { DuplicateGeneratorNameError } from './snowflake.errors.js';
 import { DEFAULT_GENERATOR_NAME } from './snowflake.tokens.js';
 
@@ -54,6 +55,38 @@ export class SnowflakeRegistryModule {}
 export function findRegistry(moduleRef: Pick<ModuleRef, 'get'>): SnowflakeRegistry | undefined {
   try {
     return moduleRef.get(SnowflakeRegistry, { strict: false });
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The `IdService` of the registration named `generator` (the default one without a name) in the app of `moduleRef`,
+ * looked up across modules. An app without registrations may still provide an `IdService` of its own by class (built
+ * by hand): that one stands for the default. Undefined when there is none, a case each caller words for itself.
+ *
+ * @throws UnknownGeneratorError the app registers generators, but none of that name; `where` names who asked
+ * @internal
+ */
+export function findIdService(
+  moduleRef: Pick<ModuleRef, 'get'>,
+  generator: string | undefined,
+  where: string,
+): IdService | undefined {
+  const isDefault = generator === undefined || generator === DEFAULT_GENERATOR_NAME;
+  const registry = findRegistry(moduleRef);
+  // An IdService the app provides by class (built by hand) stands for the default, beside named registrations too.
+  const found = registry?.get(generator) ?? (isDefault ? providedByClass(moduleRef) : undefined);
+  const names = registry?.names() ?? [];
+  if (found === undefined && names.length > 0) {
+    throw new UnknownGeneratorError(generator ?? DEFAULT_GENERATOR_NAME, names, where);
+  }
+  return found;
+}
+
+function providedByClass(moduleRef: Pick<ModuleRef, 'get'>): IdService | undefined {
+  try {
+    return moduleRef.get<IdService>(IdService, { strict: false });
   } catch {
     return undefined;
   }

@@ -4,11 +4,13 @@ import { systemClock, type Clock } from '../core/clock.js';
 import type { WorkerIdSource } from '../worker/worker-source.js';
 import { SnowflakeConfigError } from '../core/errors.js';
 import { assertNodeFits, resolveLayout, type Layout } from '../core/layout.js';
+import { createPublicIdForm, type PublicIdForm } from '../forms/public-id.form.js';
 import { nonNegativeOption, rejectUnknownKeys } from '../core/option-checks.js';
 import { resolveLeaseSettings, type LeaseSettings } from '../lease/lease.settings.js';
 import type { CeilingFileSettings } from '../worker/ceiling-file.source.js';
 import { workerIdFromHostname } from '../worker/static.source.js';
 import type { CeilingFileOptions, SnowflakeModuleOptions } from './snowflake.options.js';
+import { sequenceStartOption, type SequenceStart } from '../core/generator.options.js';
 
 /** Module options after validation, with every default filled in. @internal */
 export interface SnowflakeSettings {
@@ -16,11 +18,14 @@ export interface SnowflakeSettings {
   clock: Clock;
   clockBackToleranceMs: number;
   maxSyncWaitMs: number;
+  sequenceStart?: SequenceStart;
   datacenterId: number;
   worker:
     | { kind: 'static' | 'hostname'; workerId: number; ceilingFile?: CeilingFileSettings }
     | { kind: 'redis'; lease: LeaseSettings }
     | { kind: 'custom'; source: WorkerIdSource };
+  /** The public-ID form, when `publicIds` is set. */
+  publicIds?: PublicIdForm;
 }
 
 /** Every option of {@link SnowflakeModuleOptions}, and the module builder's `isGlobal`. */
@@ -34,8 +39,10 @@ const MODULE_OPTION_KEYS: readonly string[] = Object.keys({
   workerSource: 0,
   clockBackToleranceMs: 0,
   maxSyncWaitMs: 0,
+  sequenceStart: 0,
   requireSafeNumbers: 0,
   clock: 0,
+  publicIds: 0,
   isGlobal: 0,
 } satisfies Record<keyof SnowflakeModuleOptions | 'isGlobal', 0>);
 
@@ -45,6 +52,20 @@ const MODULE_OPTION_KEYS: readonly string[] = Object.keys({
  * @internal
  */
 export function resolveSettings(options: SnowflakeModuleOptions | undefined): SnowflakeSettings {
+  const settings = resolveIssueSettings(options);
+  // Checked here too, so that a wrong value fails with the other options, before any worker ID is claimed.
+  const sequenceStart = sequenceStartOption(options!.sequenceStart);
+  const publicIds = options?.publicIds;
+  if (publicIds === undefined) return { ...settings, sequenceStart };
+  return {
+    ...settings,
+    sequenceStart,
+    publicIds: createPublicIdForm(publicIds, settings.layout, settings.clock, 'publicIds.'),
+  };
+}
+
+/** The settings of issuing IDs: layout, clock and worker-ID source. */
+function resolveIssueSettings(options: SnowflakeModuleOptions | undefined): SnowflakeSettings {
   if (options === null || typeof options !== 'object') {
     throw new SnowflakeConfigError('options', 'expected an object, such as { workerId: 1 } or { redis: { url } }.');
   }

@@ -15,6 +15,8 @@ export const SNOWFLAKE_WORKER_SOURCE = 'nestjs-snowflake:worker-source';
 /** The binding between the source and the generator (`WorkerBinding`). @internal */
 export const SNOWFLAKE_BINDING = 'nestjs-snowflake:binding';
 
+/** The public-ID form (`PublicIdForm`), or null without `publicIds`. @internal */
+export const SNOWFLAKE_PUBLIC_IDS = 'nestjs-snowflake:public-ids';
 /**
  * The name of the registration made without one. `SnowflakeModule.forRoot({ name: 'default' })` is that
  * registration too, as with @nestjs/typeorm's default DataSource.

@@ -3,7 +3,7 @@ import type { SnowflakeModuleOptions } from '../module/snowflake.options.js';
 import { ManualClock } from './manual-clock.js';
 
 /** Options of {@link SnowflakeTestingModule.forRoot}: a static worker and a clock the test controls. */
-export interface SnowflakeTestingOptions extends Pick<SnowflakeModuleOptions, 'layout' | 'datacenterId'> {
+export interface SnowflakeTestingOptions extends Pick<SnowflakeModuleOptions, 'layout' | 'datacenterId' | 'publicIds'> {
   /** @default 0 */
   workerId?: number;
   /** @default a ManualClock on the real time */

@@ -1,6 +1,8 @@
 import { registerDecorator, type ValidationOptions } from 'class-validator';
 import type { SnowflakeIdForm } from '../core/id-form.js';
+import { checkIdForm } from '../core/id-form.check.js';
 import { rejectUnknownKeys } from '../core/option-checks.js';
+import { generatorOption } from '../module/snowflake.names.js';
 import { SnowflakeIdConstraint, type SnowflakeIdConstraintArgs } from './snowflake-id.constraint.js';
 
 /**
@@ -15,9 +17,16 @@ export interface IsSnowflakeIdOptions extends ValidationOptions {
    * it instead: this check reads the form from there. @default the decimal string
    */
   form?: SnowflakeIdForm;
+  /**
+   * The name of the `SnowflakeModule` registration whose layout the field's IDs follow
+   * (`SnowflakeModule.forRoot({ name })`). A name the app does not register fails the first validation with an
+   * `UnknownGeneratorError` listing the names it does (a DTO is declared before any app exists).
+   * @default the default registration
+   */
+  generator?: string;
 }
 
-const KNOWN_KEYS = ['form', 'each', 'message', 'groups', 'always', 'context', 'validateIf'] as const;
+const KNOWN_KEYS = ['form', 'generator', 'each', 'message', 'groups', 'always', 'context', 'validateIf'] as const;
 
 /**
  * The field holds an ID of the app's layout: a bigint or decimal string (or the app's text form) that is not
@@ -40,8 +49,12 @@ const KNOWN_KEYS = ['form', 'each', 'message', 'groups', 'always', 'context', 'v
  */
 export function IsSnowflakeId(options: IsSnowflakeIdOptions = {}): PropertyDecorator {
   rejectUnknownKeys('', options, KNOWN_KEYS, '@IsSnowflakeId()');
-  const { form, ...validationOptions } = options;
-  const constraint: SnowflakeIdConstraintArgs = { form, each: options.each === true };
+  const { form, generator, ...validationOptions } = options;
+  const constraint: SnowflakeIdConstraintArgs = {
+    form: checkIdForm(form, '@IsSnowflakeId()'),
+    generator: generatorOption(generator, '@IsSnowflakeId()'),
+    each: options.each === true,
+  };
   return (target, property) => {
     registerDecorator({
       name: 'isSnowflakeId',

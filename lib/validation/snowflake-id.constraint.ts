@@ -4,6 +4,8 @@ import { ValidatorConstraint, type ValidationArguments, type ValidatorConstraint
 import { SnowflakeConfigError } from '../core/errors.js';
 import type { SnowflakeIdForm } from '../core/id-form.js';
 import { IdService } from '../module/id.service.js';
+import { findIdService } from '../module/snowflake.registry.js';
+import { DEFAULT_GENERATOR_NAME } from '../module/snowflake.tokens.js';
 import { idProblem } from './id-reading.js';
 import { readMetadata } from './to-snowflake-id.metadata.js';
 import { SnowflakeValidationSetupError } from './validation.errors.js';
@@ -11,6 +13,8 @@ import { SnowflakeValidationSetupError } from './validation.errors.js';
 /** What `@IsSnowflakeId()` hands its constraint, as class-validator's `constraints[0]`. @internal */
 export interface SnowflakeIdConstraintArgs {
   form?: SnowflakeIdForm;
+  /** The registration's name; undefined for the default one. */
+  generator?: string;
   each: boolean;
 }
 
@@ -25,7 +29,8 @@ export interface SnowflakeIdConstraintArgs {
 @Injectable()
 @ValidatorConstraint({ name: 'isSnowflakeId', async: false })
 export class SnowflakeIdConstraint implements ValidatorConstraintInterface {
-  private ids: IdService | undefined;
+  /** The services found in the container, by registration name. */
+  private readonly ids = new Map<string, IdService>();
 
   constructor(@Optional() private readonly moduleRef?: ModuleRef) {}
 
@@ -52,26 +57,24 @@ export class SnowflakeIdConstraint implements ValidatorConstraintInterface {
     // read is reported in the form it was read with.
     const form =
       transformed === undefined ? argsOf(args).form : typeof value === 'string' ? undefined : transformed.form;
-    return idProblem(value, form, this.service());
+    return idProblem(value, form, this.service(argsOf(args).generator));
   }
 
-  private service(): IdService {
-    if (this.ids !== undefined) return this.ids;
+  private service(generator: string | undefined): IdService {
+    const name = generator ?? DEFAULT_GENERATOR_NAME;
+    const cached = this.ids.get(name);
+    if (cached !== undefined) return cached;
     if (this.moduleRef !== undefined) {
-      let found: IdService | undefined;
-      try {
-        found = this.moduleRef.get(IdService, { strict: false });
-      } catch {
-        found = undefined;
-      }
-      if (found === undefined)
+      const found = findIdService(this.moduleRef, generator, '@IsSnowflakeId()');
+      if (found === undefined) {
         throw new SnowflakeValidationSetupError('SnowflakeModule is not registered in this app.');
-      this.ids = found;
+      }
+      this.ids.set(name, found);
       return found;
     }
     try {
       // Not cached: without the container this instance serves whichever app validates next.
-      return IdService.current();
+      return IdService.current(generator);
     } catch (error) {
       if (error instanceof SnowflakeConfigError) {
         throw new SnowflakeValidationSetupError(error.message.replace(/^Invalid snowflake option `[^`]*`: /, ''));

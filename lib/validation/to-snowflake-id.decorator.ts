@@ -2,6 +2,7 @@ import { Transform } from 'class-transformer';
 import { rejectUnknownKeys } from '../core/option-checks.js';
 import type { SnowflakeIdForm } from '../core/id-form.js';
 import { SnowflakeConfigError } from '../core/errors.js';
+import { checkIdForm } from '../core/id-form.check.js';
 import { readId, UnreadSnowflakeId } from './id-reading.js';
 import { writeMetadata } from './to-snowflake-id.metadata.js';
 
@@ -42,7 +43,10 @@ export function ToSnowflakeId(options: ToSnowflakeIdOptions = {}): PropertyDecor
   if (to !== 'bigint' && to !== 'string') {
     throw new SnowflakeConfigError('to', `@ToSnowflakeId() reads IDs to 'bigint' or 'string', got ${String(to)}.`);
   }
-  const { form } = options;
+  const form = checkIdForm(options.form, '@ToSnowflakeId()');
+  if (options.each !== undefined && typeof options.each !== 'boolean') {
+    throw new SnowflakeConfigError('each', `@ToSnowflakeId() expected true or false, got ${String(options.each)}.`);
+  }
   const read = (value: unknown): unknown => {
     if (value === undefined || value === null) return value;
     const id = readId(value, form);

@@ -43,6 +43,21 @@ describe('npx nestjs-snowflake', () => {
     expect(JSON.parse(stdout)[0]).toMatchObject({ workerId: 9, sequence: 7 });
   });
 
+  it("decodes the shard of a 'sharded' ID", async () => {
+    const sharded = new SnowflakeCodec(resolveLayout('sharded'));
+    const id = sharded.compose({ timestamp: Date.UTC(2026, 10, 24), workerId: 200, sequence: 5, shard: 11 });
+    const { code, stdout } = await run('decode', String(id), '--layout', 'sharded', '--json');
+    expect(code).toBe(0);
+    expect(JSON.parse(stdout)[0]).toEqual({
+      id: String(id),
+      time: '2026-11-24T00:00:00.000Z',
+      datacenterId: 0,
+      workerId: 200,
+      sequence: 5,
+      shard: 11,
+    });
+  });
+
   it('gives the bounds for WHERE id BETWEEN, those of the codec', async () => {
     const from = '2026-11-23T00:00:00.000Z';
     const to = '2026-11-24T00:00:00.000Z';

@@ -157,7 +157,7 @@ describe('resolveLayout validation', () => {
     expect(error.message).toContain('`layout.sequenceBit`');
     expect(error.message).toMatch(/did you mean `sequenceBits`\?/);
     expect(error.message).toContain(
-      'preset, epoch, timeUnitMs, timestampBits, datacenterBits, workerBits, sequenceBits, minLifetimeYears',
+      'preset, epoch, timeUnitMs, timestampBits, datacenterBits, workerBits, sequenceBits, shardBits, minLifetimeYears',
     );
   });
 
@@ -173,7 +173,7 @@ describe('resolveLayout validation', () => {
     (layout) => {
       const error = configError(() => resolveLayout(layout as unknown as LayoutOptions, NOW));
       expect(error.option).toBe('layout');
-      expect(error.message).toMatch(/a preset name \(twitter, default, js-safe\)/);
+      expect(error.message).toMatch(/a preset name \(twitter, default, js-safe, sharded\)/);
       expect(error.message).toMatch(/the keys preset, epoch,/);
     },
   );

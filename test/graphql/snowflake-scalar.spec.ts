@@ -5,6 +5,9 @@ import { GraphQLError, parseValue, type ValueNode } from 'graphql';
 import { InvalidSnowflakeError, SnowflakeConfigError } from '../../lib/core/errors.js';
 import type { SnowflakeIdForm } from '../../lib/core/id-form.js';
 import { resolveLayout } from '../../lib/core/layout.js';
+import { InvalidPublicIdError } from '../../lib/forms/form.errors.js';
+import { publicIdForm } from '../../lib/forms/public-id.form.js';
+import { base32Form } from '../../lib/forms/radix.form.js';
 import { SnowflakeGraphQLModule } from '../../lib/graphql/snowflake-graphql.module.js';
 import { createSnowflakeScalar } from '../../lib/graphql/snowflake-scalar.type.js';
 import { SnowflakeScalar } from '../../lib/graphql/snowflake.scalar.js';
@@ -114,6 +117,23 @@ describe('createSnowflakeScalar with a form', () => {
   });
 });
 
+describe("createSnowflakeScalar with the library's forms", () => {
+  it('writes and reads base32 with a prefix, and public IDs, refusing forged ones with InvalidPublicIdError', () => {
+    const base32 = createSnowflakeScalar(twitter, { form: base32Form({ prefix: 'user' }) });
+    expect(base32.serialize(big)).toBe(`user_${base32Form().format(big)}`);
+    expect(base32.parseLiteral(literal(`"${base32.serialize(big)}"`))).toBe(big);
+    expect(thrown(() => base32.parseValue('user_01o0000000000')).message).toContain('"o" at position 7');
+
+    const publicIds = publicIdForm({ keys: ['graphql-test-key-0123456789abcdef'], layout: twitter });
+    const opaque = createSnowflakeScalar(twitter, { form: publicIds });
+    const text = opaque.serialize(big);
+    expect(text).toHaveLength(publicIds.length);
+    expect(opaque.parseValue(text)).toBe(big);
+    const otherTag = text[0] === 'z' ? 'y' : 'z';
+    expect(thrown(() => opaque.parseValue(`${otherTag}${text.slice(1)}`))).toBeInstanceOf(InvalidPublicIdError);
+  });
+});
+
 describe('options', () => {
   it.each([
     [{ from: {} }, 'from', 'did you mean `form`?'],
@@ -159,5 +179,22 @@ describe('options', () => {
     } finally {
       await moduleRef.close();
     }
+  });
+});
+
+describe('createSnowflakeScalar with a name', () => {
+  it('names the type in the schema and in its errors, for a second ID space', () => {
+    const orderId = createSnowflakeScalar(jsSafe, { name: 'OrderId' });
+    expect(orderId.name).toBe('OrderId');
+    expect(orderId.parseValue('42')).toBe(42n);
+    expect(() => orderId.parseValue(big.toString())).toThrow(/wider than the layout's 53 bits/);
+    expect(thrown(() => orderId.serialize(big)).message).toMatch(/^OrderId cannot represent the value/);
+  });
+
+  it('refuses a name GraphQL does not allow, and the generator option it has no use for', () => {
+    expect(() => createSnowflakeScalar(twitter, { name: 'Order-Id' })).toThrow(/`name`.*GraphQL type name/);
+    expect(() => createSnowflakeScalar(twitter, { generator: 'orders' } as never)).toThrow(
+      /createSnowflakeScalar\(\) has no option "generator"/,
+    );
   });
 });

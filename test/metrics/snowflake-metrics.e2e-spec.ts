@@ -179,6 +179,7 @@ describe('SnowflakeMetricsModule with a Redis lease (real redis-server)', () => 
     expect(losses).toEqual([
       {
         attributes: {
+          'snowflake.generator': 'default',
           'snowflake.lease.renewal.outcome': 'lost',
           'error.type': expect.stringMatching(/^(marker|missing)$/),
         },

@@ -13,6 +13,12 @@ export interface PrismaFieldLike {
   readonly isList?: boolean;
   /** The field's `///` doc comment, without the slashes. */
   readonly documentation?: string;
+  /** A relation's name (Prisma names unnamed ones `<A>To<B>`, models in alphabetical order). */
+  readonly relationName?: string;
+  /** On the side of a relation that holds the foreign key: its scalar fields (`@relation(fields: [...])`). */
+  readonly relationFromFields?: readonly string[];
+  /** The related model's fields they reference (`@relation(references: [...])`). */
+  readonly relationToFields?: readonly string[];
 }
 
 /**

@@ -1,5 +1,5 @@
 import { SnowflakeConfigError } from '../../core/errors.js';
-import type { ClientSchemaInfo, PrismaDatamodelLike, PrismaFieldLike } from './prisma-datamodel.js';
+import type { ClientSchemaInfo, PrismaDatamodelLike, PrismaFieldLike, PrismaModelLike } from './prisma-datamodel.js';
 import { PrismaIdFieldError, PrismaModelMetadataError } from './prisma-id.errors.js';
 import { parsePrismaSchema } from './prisma-schema.parser.js';
 import type { SnowflakePrismaOptions } from './snowflake-prisma.options.js';
@@ -15,6 +15,22 @@ export interface ModelPlan {
   readonly relations: ReadonlyMap<string, string>;
   /** Every field name of the model, to tell a nested `update: { data }` wrapper from update data. */
   readonly fieldNames: ReadonlySet<string>;
+  /** Relation field → relation name, to find the back-relation of a nested create. */
+  readonly relationNames: ReadonlyMap<string, string | undefined>;
+  /** Where the shard key of the model's IDs comes from, when they carry one. */
+  readonly shard?: ShardPlan;
+}
+
+/** The field that gives a model's shard key, and the relations through which the key can be read instead. */
+export interface ShardPlan {
+  readonly from: string;
+  /** Relations of the model whose foreign key is `from`: the key is the related row's `reference` field. */
+  readonly via: ReadonlyArray<{
+    readonly relation: string;
+    readonly parent: string;
+    readonly relationName?: string;
+    readonly reference: string;
+  }>;
 }
 
 /** Only the models whose writes can create a row with fields to fill; the extension passes others through. */
@@ -113,19 +129,80 @@ export function buildIdPlan(client: ClientSchemaInfo, options: SnowflakePrismaOp
       }
     }
   }
+  const shards = shardPlans(options.shardFrom, models, docs, ids);
   const plan = new Map<string, ModelPlan>();
   for (const name of reaching) {
+    const walked = relationsOf(name).filter((f) => reaching.has(f.type));
+    const shard = shards.get(name);
     plan.set(name, {
       ids: ids.get(name) ?? [],
-      relations: new Map(
-        relationsOf(name)
-          .filter((f) => reaching.has(f.type))
-          .map((f) => [f.name, f.type]),
-      ),
+      relations: new Map(walked.map((f) => [f.name, f.type])),
       fieldNames: new Set(models.get(name)!.fields.map((f) => f.name)),
+      relationNames: new Map(walked.map((f) => [f.name, f.relationName])),
+      ...(shard === undefined ? {} : { shard }),
     });
   }
   return plan;
+}
+
+/**
+ * Checks `shardFrom` and works out, per model, the relations whose foreign key is its shard-key field. Their
+ * `fields` and `references` come from the schema text (the client's runtime data model has no foreign keys).
+ *
+ * @throws PrismaIdFieldError for a model without generated IDs, or a key field that is missing or a relation
+ */
+function shardPlans(
+  shardFrom: SnowflakePrismaOptions['shardFrom'],
+  models: ReadonlyMap<string, PrismaModelLike>,
+  docs: ReadonlyMap<string, ReadonlyMap<string, PrismaFieldLike>>,
+  ids: ReadonlyMap<string, unknown>,
+): Map<string, ShardPlan> {
+  const plans = new Map<string, ShardPlan>();
+  if (shardFrom === undefined) return plans;
+  if (shardFrom === null || typeof shardFrom !== 'object') {
+    throw new SnowflakeConfigError(
+      'shardFrom',
+      "expected an object of model → key field, such as { Order: 'userId' }.",
+    );
+  }
+  for (const [modelName, from] of Object.entries(shardFrom)) {
+    const model = models.get(modelName);
+    if (model === undefined || !ids.has(modelName)) {
+      throw new PrismaIdFieldError(
+        modelName,
+        String(from),
+        model === undefined
+          ? `\`shardFrom\` names no model \`${modelName}\` (models: ${[...models.keys()].join(', ')}).`
+          : `\`shardFrom\` names a model without generated IDs; mark its ID field with \`/// @GeneratedId\` or list it in \`fields\`.`,
+      );
+    }
+    const field = model.fields.find((f) => f.name === from);
+    if (field === undefined || field.kind === 'object') {
+      throw new PrismaIdFieldError(
+        modelName,
+        String(from),
+        `\`shardFrom\` must name a scalar field of the model (fields: ${model.fields
+          .filter((f) => f.kind !== 'object')
+          .map((f) => f.name)
+          .join(', ')}).`,
+      );
+    }
+    const via: Array<ShardPlan['via'][number]> = [];
+    for (const relation of model.fields.filter((f) => f.kind === 'object')) {
+      const keys = docs.get(modelName)?.get(relation.name) ?? relation;
+      const index = keys.relationFromFields?.indexOf(from) ?? -1;
+      const reference = index < 0 ? undefined : keys.relationToFields?.[index];
+      if (reference === undefined) continue;
+      via.push({
+        relation: relation.name,
+        parent: relation.type,
+        reference,
+        ...(relation.relationName === undefined ? {} : { relationName: relation.relationName }),
+      });
+    }
+    plans.set(modelName, { from, via });
+  }
+  return plans;
 }
 
 /** The datamodel to read doc comments (and list-ness) from, most explicit source first. */

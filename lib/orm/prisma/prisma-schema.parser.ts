@@ -2,6 +2,7 @@ import type { PrismaDatamodelLike, PrismaFieldLike, PrismaModelLike } from './pr
 
 const BLOCK_START = /^(model|view|type|enum|generator|datasource)\s+(\w+)\s*\{\s*$/;
 const FIELD = /^(\w+)\s+(\w+)(\([^)]*\))?(\[\])?(\?)?/;
+const RELATION = /@relation\(([^)]*)\)/;
 const SCALARS = new Set(['String', 'Boolean', 'Int', 'BigInt', 'Float', 'Decimal', 'DateTime', 'Json', 'Bytes']);
 
 /**
@@ -88,11 +89,34 @@ function collectBlocks(source: string): RawBlock[] {
         type: field[2],
         isList: field[4] !== undefined,
         ...(documentation === '' ? {} : { documentation }),
+        ...relationOf(code),
       });
     }
     docs = [];
   }
   return blocks;
+}
+
+/** The name and key fields of a field's `@relation(...)` attribute, if it has one. */
+function relationOf(
+  code: string,
+): Pick<PrismaFieldLike, 'relationName' | 'relationFromFields' | 'relationToFields'> | undefined {
+  const args = RELATION.exec(code)?.[1];
+  if (args === undefined) return undefined;
+  const name = /^\s*"([^"]*)"/.exec(args)?.[1] ?? /\bname\s*:\s*"([^"]*)"/.exec(args)?.[1];
+  const list = (key: string) =>
+    new RegExp(`\\b${key}\\s*:\\s*\\[([^\\]]*)\\]`)
+      .exec(args)?.[1]
+      .split(',')
+      .map((item) => item.trim())
+      .filter((item) => item !== '');
+  const from = list('fields');
+  const to = list('references');
+  return {
+    ...(name === undefined ? {} : { relationName: name }),
+    ...(from === undefined ? {} : { relationFromFields: from }),
+    ...(to === undefined ? {} : { relationToFields: to }),
+  };
 }
 
 /** Splits a line at its `//` comment, skipping `//` inside string literals such as `@default("http://…")`. */

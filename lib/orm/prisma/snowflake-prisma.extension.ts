@@ -1,6 +1,6 @@
 import { Prisma } from '@prisma/client/extension';
 import { SnowflakeConfigError } from '../../core/errors.js';
-import type { SnowflakeIdSource } from '../id-issuer.js';
+import { shardBitsOfSource, type SnowflakeIdSource } from '../id-issuer.js';
 import { readClientSchemaInfo } from './prisma-datamodel.js';
 import { PrismaIdFiller, type FilledOperation } from './prisma-id.filler.js';
 import { buildIdPlan } from './prisma-id.plan.js';
@@ -24,6 +24,9 @@ interface QueryParams {
  *
  * The fields are resolved once per client, when `$extends` applies the extension; a missing field or an
  * unsuitable type throws then.
+ *
+ * With `shardFrom` (a layout with a shard field), a model's IDs carry the shard of another of its fields, such as
+ * the user ID of an order; see {@link SnowflakePrismaOptions.shardFrom}.
  *
  * @param ids where IDs come from: `IdService`, or anything with `next(): bigint`
  * @param options extra fields, generators of their own for some models, the doc-comment tag, or the schema text to
@@ -50,6 +53,14 @@ export function snowflakeExtension(ids: SnowflakeIdSource, options: SnowflakePri
       );
     }
   }
+  // A shard key needs a layout with a shard field, in the source of the model: checked here, before any client is
+  // extended.
+  const shardBits = new Map(
+    Object.keys(options.shardFrom ?? {}).map((model) => [
+      model,
+      shardBitsOfSource(sources.get(model) ?? ids, `shardFrom.${model}`),
+    ]),
+  );
   return Prisma.defineExtension((client) => {
     const plan = buildIdPlan(readClientSchemaInfo(client), options);
     for (const model of sources.keys()) {
@@ -61,7 +72,7 @@ export function snowflakeExtension(ids: SnowflakeIdSource, options: SnowflakePri
         );
       }
     }
-    const filler = new PrismaIdFiller(plan, ids, sources);
+    const filler = new PrismaIdFiller(plan, ids, sources, shardBits);
     const handle =
       (operation: FilledOperation) =>
       async ({ model, args, query }: QueryParams): Promise<unknown> =>

@@ -39,4 +39,14 @@ export interface SnowflakePrismaOptions {
    * `@prisma/internals` at build time. Taken instead of `schema` and the client's copy of the schema.
    */
   datamodel?: PrismaDatamodelLike;
+  /**
+   * The field whose value is the shard key of a model's generated IDs, by model name (a layout with a shard field,
+   * such as `'sharded'`): `{ Order: 'userId' }` puts every order of a user in the user's shard. In a nested create
+   * under the related row (`user.create({ data: { orders: { create: [...] } } })`) the key is taken from that row,
+   * and from `connect` on the relation; a row without it fails with `ShardKeyMissingError` rather than land in
+   * shard 0.
+   *
+   * @example { Order: 'userId', Payment: 'accountId' }
+   */
+  shardFrom?: Readonly<Record<string, string>>;
 }

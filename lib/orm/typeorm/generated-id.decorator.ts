@@ -26,8 +26,11 @@ import { generatedIdTransformer } from './generated-id.transformer.js';
  *
  * @Entity()
  * export class Order {
- *   @GeneratedId({ generator: 'orders' }) // from SnowflakeModule.forRoot({ name: 'orders', … })
+ *   @GeneratedId({ shardFrom: 'userId' }) // every order of a user in the user's shard
  *   id!: bigint;
+ *
+ *   @Column({ type: 'bigint' })
+ *   userId!: string;
  * }
  * ```
  *
@@ -60,6 +63,9 @@ export function GeneratedId(options: GeneratedIdOptions = {}): PropertyDecorator
     if (!['string', 'bigint', 'number'].includes(jsType)) {
       throw new GeneratedIdTypeError(entityName, propertyName, `unknown jsType ${JSON.stringify(jsType)}.`);
     }
+    if (options.shardFrom !== undefined && (typeof options.shardFrom !== 'string' || options.shardFrom === '')) {
+      throw new GeneratedIdTypeError(entityName, propertyName, '`shardFrom` must name a property of the entity.');
+    }
     const primary = options.primary ?? true;
     const column = {
       type: options.type ?? 'bigint',
@@ -71,10 +77,17 @@ export function GeneratedId(options: GeneratedIdOptions = {}): PropertyDecorator
     } else {
       Column({ ...column, nullable: false, unique: options.unique ?? true })(target, propertyKey);
     }
-    const { generator } = options;
+    const { generator, shardFrom } = options;
     addGeneratedIdField(
       target.constructor,
-      { propertyName, jsType, primary, entityName, ...(generator === undefined ? {} : { generator }) },
+      {
+        propertyName,
+        jsType,
+        primary,
+        entityName,
+        ...(generator === undefined ? {} : { generator }),
+        ...(shardFrom === undefined ? {} : { shardFrom }),
+      },
       api,
     );
   };

@@ -10,6 +10,8 @@ export interface GeneratedIdField {
   readonly entityName: string;
   /** The registration IDs come from; undefined for the default one. */
   readonly generator?: string;
+  /** The property whose value is the shard key, if the ID carries a shard. */
+  readonly shardFrom?: string;
 }
 
 /**

@@ -26,4 +26,10 @@ export interface GeneratedIdOptions {
    * app does not register fails at bootstrap, naming the entity and property. @default the default registration
    */
   generator?: string;
+  /**
+   * A property of the entity that gives the ID's shard key (a layout with a shard field, such as `'sharded'`):
+   * `@GeneratedId({ shardFrom: 'userId' })` puts every order of a user in the user's shard. An insert whose row
+   * leaves it `undefined` or `null` fails with `ShardKeyMissingError` rather than land in shard 0.
+   */
+  shardFrom?: string;
 }

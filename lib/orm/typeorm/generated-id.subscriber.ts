@@ -1,9 +1,12 @@
-import { UnknownGeneratorError } from '../../module/snowflake.errors.js';
-import { issueOrWait, type IdIssuer } from '../id-issuer.js';
+import { ShardKeyMissingError } from '../../core/errors.js';
+import type { NextIdOptions } from '../../core/generator.options.js';
+import type { ShardKey } from '../../core/shard-key.js';
+import { UnknownGeneratorError } from '../../core/errors.js';
+import { checkShard, issueOrWait, type IdIssuer } from '../id-issuer.js';
 import { GeneratedIdTypeError } from './generated-id.errors.js';
 import { DEFAULT_ISSUER, type IdIssuers } from './generated-id.issuers.js';
 import { generatedIdFields, type GeneratedIdField, type GeneratedIdJsType } from './generated-id.metadata.js';
-import type { EntityMetadataLike, InsertEventLike } from './typeorm.structural.js';
+import type { ColumnMetadataLike, EntityMetadataLike, InsertEventLike } from './typeorm.structural.js';
 
 /**
  * A TypeORM entity subscriber that fills absent `@GeneratedId()` properties before each insert.
@@ -30,7 +33,8 @@ export class GeneratedIdSubscriber {
       fields = generatedIdFields(metadata.target).map((field) => {
         const ids = this.issuerOf(field);
         assertFits(field, ids.layout.totalBits);
-        return { ...field, ids };
+        const planned: PlannedField = { ...field, ids };
+        return field.shardFrom === undefined ? planned : this.shardPlan(planned, metadata);
       });
       this.plans.set(metadata, fields);
     }
@@ -50,6 +54,30 @@ export class GeneratedIdSubscriber {
     );
   }
 
+  /** Checks a `shardFrom` against the layout and the entity's columns. @throws GeneratedIdTypeError */
+  private shardPlan(field: PlannedField, metadata: EntityMetadataLike): PlannedField {
+    const from = field.shardFrom!;
+    if ((field.ids.layout.shardBits ?? 0) === 0) {
+      throw new GeneratedIdTypeError(
+        field.entityName,
+        field.propertyName,
+        `\`shardFrom: '${from}'\` needs a layout with a shard field; use the 'sharded' preset or set \`layout.shardBits\`.`,
+      );
+    }
+    const columns = metadata.columns;
+    if (columns === undefined) return field;
+    const shardColumn = columns.find((column) => column.propertyName === from);
+    if (shardColumn === undefined) {
+      throw new GeneratedIdTypeError(
+        field.entityName,
+        field.propertyName,
+        `\`shardFrom: '${from}'\` names no column of the entity (columns: ` +
+          `${columns.map((column) => column.propertyName).join(', ')}).`,
+      );
+    }
+    return { ...field, shardColumn };
+  }
+
   beforeInsert(event: InsertEventLike): void | Promise<void> {
     const row = event.entity as Record<string, unknown> | null | undefined;
     if (row === null || typeof row !== 'object') return;
@@ -57,12 +85,33 @@ export class GeneratedIdSubscriber {
     for (let index = 0; index < fields.length; index++) {
       const field = fields[index];
       if (row[field.propertyName] !== undefined && row[field.propertyName] !== null) continue;
-      const id = issueOrWait(field.ids);
+      const options = field.shardFrom === undefined ? undefined : this.shardOptions(field, row);
+      const id = issueOrWait(field.ids, options);
       // The sequence ran out beyond the synchronous wait, or the lease is being re-claimed: wait for it here rather
       // than fail the insert. TypeORM awaits a promise returned from beforeInsert.
-      if (typeof id !== 'bigint') return this.fillAsync(row, fields, index, id);
-      row[field.propertyName] = convert(id, field.jsType);
+      if (typeof id !== 'bigint') return this.fillAsync(row, fields, index, id, options);
+      row[field.propertyName] = convert(options === undefined ? id : this.checked(field, id, options), field.jsType);
     }
+  }
+
+  /** The shard key of a row. @throws ShardKeyMissingError when the row does not set it */
+  private shardOptions(field: PlannedField, row: Record<string, unknown>): NextIdOptions {
+    const from = field.shardFrom!;
+    // Through the column, a foreign key is read from the related entity too (`order.user.id` for `userId`).
+    const key = field.shardColumn?.getEntityValue === undefined ? row[from] : field.shardColumn.getEntityValue(row);
+    if (key === undefined || key === null) {
+      throw new ShardKeyMissingError(
+        `${field.entityName}.${field.propertyName}`,
+        from,
+        `Set \`${from}\` before the insert (a row created through a one-to-many cascade does not have its ` +
+          'foreign key yet: set it, or save the row on its own).',
+      );
+    }
+    return { shardKey: key as ShardKey };
+  }
+
+  private checked(field: PlannedField, id: bigint, options: NextIdOptions): bigint {
+    return checkShard(id, options.shardKey!, field.ids.layout.shardBits!);
   }
 
   /** Fills `fields[from]` with the awaited `pending` ID, and the rest through the wait. */
@@ -71,19 +120,28 @@ export class GeneratedIdSubscriber {
     fields: readonly PlannedField[],
     from: number,
     pending: Promise<bigint>,
+    pendingOptions: NextIdOptions | undefined,
   ): Promise<void> {
-    row[fields[from].propertyName] = convert(await pending, fields[from].jsType);
+    const first = await pending;
+    row[fields[from].propertyName] = convert(
+      pendingOptions === undefined ? first : this.checked(fields[from], first, pendingOptions),
+      fields[from].jsType,
+    );
     for (let index = from + 1; index < fields.length; index++) {
       const field = fields[index];
       if (row[field.propertyName] !== undefined && row[field.propertyName] !== null) continue;
-      row[field.propertyName] = convert(await field.ids.nextAsync(), field.jsType);
+      const options = field.shardFrom === undefined ? undefined : this.shardOptions(field, row);
+      const id = await field.ids.nextAsync(options);
+      row[field.propertyName] = convert(options === undefined ? id : this.checked(field, id, options), field.jsType);
     }
   }
 }
 
 /** A field and the issuer it takes IDs from. @internal */
+/** A field as the subscriber fills it: with its issuer, and the column its shard key is read from when it has one. */
 export interface PlannedField extends GeneratedIdField {
   readonly ids: IdIssuer;
+  readonly shardColumn?: ColumnMetadataLike;
 }
 
 function convert(id: bigint, jsType: GeneratedIdJsType): string | bigint | number {

@@ -9,6 +9,19 @@ export interface EntityMetadataLike {
   /** The entity class (or, for an `EntitySchema` without a class, its name). */
   readonly target: unknown;
   readonly name: string;
+  /** The entity's columns, to find the property a `shardFrom` names. */
+  readonly columns?: readonly ColumnMetadataLike[];
+}
+
+/**
+ * The part of a `ColumnMetadata` the subscriber reads: `getEntityValue` reads a foreign key through its relation
+ * (`order.user.id` for `userId`) when only the related entity is set.
+ *
+ * @internal
+ */
+export interface ColumnMetadataLike {
+  readonly propertyName: string;
+  getEntityValue?(entity: object): unknown;
 }
 
 /** The part of a TypeORM `DataSource` the integration reads. @publicApi */

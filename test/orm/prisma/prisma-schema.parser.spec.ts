@@ -24,6 +24,37 @@ describe('parsePrismaSchema', () => {
     expect(user.fields[1].documentation).toBeUndefined();
   });
 
+  it('reads the name, fields and references of a @relation attribute, the foreign keys a shard key follows', () => {
+    const schema = `
+      model Order {
+        id        BigInt @id
+        tenant    String
+        userId    BigInt
+        user      User   @relation("Placed", fields: [tenant, userId], references: [tenant, id], onDelete: Cascade)
+        reviewer  User?  @relation(name: "Reviewed", fields: [reviewerId], references: [id])
+        reviewerId BigInt?
+      }
+      model User {
+        id     BigInt  @id
+        tenant String
+        orders Order[] @relation("Placed")
+      }`;
+    expect(field(schema, 'Order', 'user')).toMatchObject({
+      kind: 'object',
+      relationName: 'Placed',
+      relationFromFields: ['tenant', 'userId'],
+      relationToFields: ['tenant', 'id'],
+    });
+    expect(field(schema, 'Order', 'reviewer')).toMatchObject({
+      relationName: 'Reviewed',
+      relationFromFields: ['reviewerId'],
+      relationToFields: ['id'],
+    });
+    expect(field(schema, 'User', 'orders')).toMatchObject({ relationName: 'Placed' });
+    expect(field(schema, 'User', 'orders')).not.toHaveProperty('relationFromFields');
+    expect(field(schema, 'Order', 'userId')).not.toHaveProperty('relationName');
+  });
+
   it('attaches a trailing /// comment to its own field, and ignores // comments and // inside strings', () => {
     const schema = `
       model A {
