@@ -163,8 +163,8 @@ const UNAVAILABLE: Record<WorkerUnavailableReason, { what: string; advice: strin
     advice: 'No IDs are issued after shutdown.',
   },
   ceiling: {
-    what: "The clock ran past the lease's ceiling before a renewal raised it",
-    advice: 'Retry in a moment, or use nextAsync(), which waits for the renewal.',
+    what: "The clock ran past the ceiling (the lease's, or the ceiling file's) before it was raised",
+    advice: 'Retry in a moment, or use nextAsync(), which waits for the raise.',
   },
   clock: {
     what: "The wall clock disagrees with the Redis server's clock by more than redis.maxClockOffsetMs",

@@ -4,7 +4,15 @@ import type { Layout } from '../core/layout.js';
 import type { IssuePermit } from '../core/permit.js';
 import { msAtTicks, ticksAtMs } from '../core/time-units.js';
 import { CeilingFileError } from './ceiling-file.errors.js';
-import { layoutLabel, readCeiling, writeCeiling, type CeilingRecord } from './ceiling-file.store.js';
+import {
+  commitCeiling,
+  discardCeiling,
+  layoutLabel,
+  prepareCeiling,
+  readCeiling,
+  writeCeiling,
+  type CeilingRecord,
+} from './ceiling-file.store.js';
 import type { WorkerAssignment, WorkerIdSource, WorkerSourceContext } from './worker-source.js';
 
 /** The option `ceilingFile` after validation. @internal */
@@ -28,7 +36,8 @@ const RETRY_MS = 1000;
  *   {@link CeilingFileError}), waits (bounded by `maxWaitMs`) for the clock to pass the recorded ceiling, and
  *   issues only above it.
  * - Before any ID it writes a ceiling `stepMs` ahead of the clock and fsyncs it. An unref'd timer writes the next
- *   one half a step before the ceiling is reached, so `next()` reads one number and never touches the disk; only
+ *   one half a step before the ceiling is reached, off the event loop (the thread pool writes and fsyncs, the rename
+ *   follows in order), so neither `next()` nor the app's requests wait for the disk; only
  *   when a synchronous loop of `next()` holds the event loop past the timer does the call that reaches the ceiling
  *   write it itself.
  * - At a graceful stop it writes the exact last issued timestamp, so that the next start waits for nothing.
@@ -49,6 +58,11 @@ export class CeilingFileWorkerSource implements WorkerIdSource {
   /** After a failed write: no new attempt before this wall ms. */
   private retryAtMs = -Infinity;
   private timer: ReturnType<typeof setTimeout> | undefined;
+  /** The timer's write, while it is under way. */
+  private background: Promise<void> | undefined;
+  /** Counts synchronous writes: a background write that sees it change drops its file instead of renaming it. */
+  private generation = 0;
+  private readonly counters = { background: 0, blocking: 0 };
   private stopped = false;
   private readonly permit: IssuePermit = {
     ceiling: (nowMs) => {
@@ -65,6 +79,11 @@ export class CeilingFileWorkerSource implements WorkerIdSource {
     private readonly datacenterId: number,
     private readonly settings: CeilingFileSettings,
   ) {}
+
+  /** Raises since start: by the timer, off the event loop, and on the calling thread (the event loop was held). */
+  get raises(): { background: number; blocking: number } {
+    return { ...this.counters };
+  }
 
   async start(context: WorkerSourceContext): Promise<WorkerAssignment> {
     this.context = context;
@@ -124,14 +143,45 @@ export class CeilingFileWorkerSource implements WorkerIdSource {
     if (this.stopped || this.clocks.now() < this.retryAtMs) return;
     try {
       this.writeAhead();
+      this.counters.blocking++;
     } catch (error) {
-      this.retryAtMs = this.clocks.now() + RETRY_MS;
-      this.schedule(RETRY_MS);
-      this.context!.logger.error(
-        `${(error as Error).message} IDs above ${new Date(this.ceilingMs).toISOString()} wait until a write ` +
-          `succeeds; retrying in ${RETRY_MS} ms`,
-      );
+      this.failed(error as Error);
     }
+  }
+
+  /**
+   * The timer's raise: the same write, off the event loop (the thread pool writes and fsyncs a temporary file; the
+   * rename happens back on the event loop, in order). A synchronous write that lands first makes it drop its file.
+   */
+  private raiseInBackground(): void {
+    if (this.stopped || this.background !== undefined || this.context === undefined) return;
+    if (this.clocks.now() < this.retryAtMs) return this.schedule(this.retryAtMs - this.clocks.now());
+    const { layout } = this.context;
+    const { path } = this.settings;
+    const target = this.nextTarget();
+    const generation = this.generation;
+    this.background = prepareCeiling(path, { ...this.owner(layout), ceilingTicks: target }, layout)
+      .then(async (temporary) => {
+        // Superseded by a synchronous write of a higher ceiling, or by the stop's exact one: never rename over it.
+        if (this.stopped || generation !== this.generation) return discardCeiling(temporary);
+        await commitCeiling(temporary, path);
+        if (this.stopped) return;
+        this.counters.background++;
+        this.accept(target);
+      })
+      .catch((error: Error) => this.failed(error))
+      .finally(() => {
+        this.background = undefined;
+      });
+  }
+
+  private failed(error: Error): void {
+    this.retryAtMs = this.clocks.now() + RETRY_MS;
+    this.schedule(RETRY_MS);
+    this.context!.logger.error(
+      `${error.message} IDs above ${new Date(this.ceilingMs).toISOString()} wait until a write ` +
+        `succeeds; retrying in ${RETRY_MS} ms`,
+    );
   }
 
   /**
@@ -140,21 +190,38 @@ export class CeilingFileWorkerSource implements WorkerIdSource {
    */
   private writeAhead(): void {
     const { layout } = this.context!;
-    const stepTicks = Math.max(2, Math.ceil(this.settings.stepMs / layout.timeUnitMs));
-    const lastTicks = Math.max(this.context!.lastTimestamp(), this.floorTicks);
-    const target = Math.max(ticksAtMs(layout, this.clocks.now()), lastTicks) + stepTicks;
+    const target = this.nextTarget();
+    // A background write under way must not rename its older ceiling over this one.
+    this.generation++;
     writeCeiling(this.settings.path, { ...this.owner(layout), ceilingTicks: target }, layout);
+    this.accept(target);
+  }
+
+  /** One step above the clock, or above the last issued timestamp if the clock stands behind it. */
+  private nextTarget(): number {
+    const { layout } = this.context!;
+    const lastTicks = Math.max(this.context!.lastTimestamp(), this.floorTicks);
+    return Math.max(ticksAtMs(layout, this.clocks.now()), lastTicks) + this.stepTicks(layout);
+  }
+
+  /** Lets the permit hand out a ceiling that is on disk, and sets the timer for the next raise. */
+  private accept(target: number): void {
+    const { layout } = this.context!;
     this.ceilingTicks = Math.max(this.ceilingTicks, target);
     // The last millisecond of the ceiling's tick: the permit writes ahead only once the clock leaves it.
     this.ceilingMs = msAtTicks(layout, this.ceilingTicks + 1);
-    this.raiseAtMs = msAtTicks(layout, this.ceilingTicks - Math.floor(stepTicks / 2));
+    this.raiseAtMs = msAtTicks(layout, this.ceilingTicks - Math.floor(this.stepTicks(layout) / 2));
     this.schedule(this.raiseAtMs - this.clocks.now());
+  }
+
+  private stepTicks(layout: Layout): number {
+    return Math.max(2, Math.ceil(this.settings.stepMs / layout.timeUnitMs));
   }
 
   private schedule(delayMs: number): void {
     clearTimeout(this.timer);
     if (this.stopped) return;
-    this.timer = setTimeout(() => this.raise(), Math.max(0, delayMs));
+    this.timer = setTimeout(() => this.raiseInBackground(), Math.max(0, delayMs));
     // The app's own handles keep the process alive; a pending raise must not.
     this.timer.unref();
   }

@@ -1,5 +1,5 @@
 import { closeSync, fsyncSync, openSync, renameSync, writeSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { open, readFile, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Layout } from '../core/layout.js';
 import { msAtTicks } from '../core/time-units.js';
@@ -66,25 +66,18 @@ export async function readCeiling(file: string, owner: Omit<CeilingRecord, 'ceil
  * file, and the directory fsynced so that the rename is on disk too. A crash at any point leaves the old ceiling or
  * the new one, never a torn file.
  *
- * Synchronous on purpose: one write at a time, finished before the ceiling is handed out, with no asynchronous
- * rename of an older ceiling that could land after a newer one. It runs once per half step (a timer, or, when the
- * event loop is held by a synchronous loop of `next()`, the call that reaches the ceiling).
+ * Synchronous: finished before the ceiling is handed out. It serves the start, the stop, and the call that reaches
+ * the ceiling when the event loop was held past the background write (a synchronous loop of `next()`); the regular
+ * raises go through {@link prepareCeiling} instead, off the event loop.
  *
  * @throws CeilingFileError `unwritable`
  */
 export function writeCeiling(file: string, record: CeilingRecord, layout: Layout): void {
   const temporary = `${file}.${process.pid}.tmp`;
-  const body = {
-    format: FORMAT,
-    version: 1,
-    ...record,
-    ceilingAt: new Date(msAtTicks(layout, record.ceilingTicks)).toISOString(),
-    pid: process.pid,
-  };
   try {
     const fd = openSync(temporary, 'w', 0o644);
     try {
-      writeSync(fd, `${JSON.stringify(body)}\n`);
+      writeSync(fd, body(record, layout));
       fsyncSync(fd);
     } finally {
       closeSync(fd);
@@ -97,13 +90,77 @@ export function writeCeiling(file: string, record: CeilingRecord, layout: Layout
       closeSync(directory);
     }
   } catch (error) {
-    throw new CeilingFileError(
-      file,
-      'unwritable',
-      `the ceiling could not be written and synced (${(error as Error).message}). Check that its directory exists ` +
-        'and is writable by this process, on a local disk that survives restarts.',
-    );
+    throw unwritable(file, error);
   }
+}
+
+/**
+ * The first half of a write off the event loop: the record in a temporary file of its own, written and fsynced
+ * (the slow part) by the thread pool. The caller renames it over the file with {@link commitCeiling}, on the event
+ * loop, so that renames happen in the order the process decides them: an older ceiling never lands over a newer one.
+ *
+ * @returns the temporary file
+ * @throws CeilingFileError `unwritable`
+ */
+export async function prepareCeiling(file: string, record: CeilingRecord, layout: Layout): Promise<string> {
+  const temporary = `${file}.${process.pid}.background.tmp`;
+  try {
+    const handle = await open(temporary, 'w', 0o644);
+    try {
+      await handle.writeFile(body(record, layout));
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  } catch (error) {
+    throw unwritable(file, error);
+  }
+  return temporary;
+}
+
+/**
+ * Renames a prepared file over the file (atomic, and safe from a kill once this returns), then fsyncs the
+ * directory off the event loop so that the rename survives a power cut too.
+ *
+ * @throws CeilingFileError `unwritable`
+ */
+export async function commitCeiling(temporary: string, file: string): Promise<void> {
+  try {
+    renameSync(temporary, file);
+    const directory = await open(dirname(file), 'r');
+    try {
+      await directory.sync();
+    } finally {
+      await directory.close();
+    }
+  } catch (error) {
+    throw unwritable(file, error);
+  }
+}
+
+/** Drops a prepared file that a later write made stale. */
+export async function discardCeiling(temporary: string): Promise<void> {
+  await rm(temporary, { force: true }).catch(() => undefined);
+}
+
+function body(record: CeilingRecord, layout: Layout): string {
+  const content = {
+    format: FORMAT,
+    version: 1,
+    ...record,
+    ceilingAt: new Date(msAtTicks(layout, record.ceilingTicks)).toISOString(),
+    pid: process.pid,
+  };
+  return `${JSON.stringify(content)}\n`;
+}
+
+function unwritable(file: string, error: unknown): CeilingFileError {
+  return new CeilingFileError(
+    file,
+    'unwritable',
+    `the ceiling could not be written and synced (${(error as Error).message}). Check that its directory exists ` +
+      'and is writable by this process, on a local disk that survives restarts.',
+  );
 }
 
 function parse(text: string): CeilingRecord | undefined {

@@ -114,6 +114,8 @@ export class WorkerBinding implements WorkerSourceContext {
   }
 
   private apply(assignment: WorkerAssignment): void {
+    // A start that ends after a stop (the app shut down while a ceiling file waited for the clock): no IDs after it.
+    if (this.stopped) return;
     // Two generators of one process on one fixed worker ID would issue the same IDs: the second refuses to start.
     // A lease keeps its own process-wide registry, and its backend hands an ID to one holder at a time.
     if (
