@@ -18,8 +18,10 @@ const FORMAT = 'nestjs-snowflake/worker-ceiling';
 
 /** The layout as the file records it: a ceiling only bounds IDs of the same fields, unit and epoch. */
 export function layoutLabel(layout: Layout): string {
-  const { timestampBits, datacenterBits, workerBits, sequenceBits, timeUnitMs, epoch } = layout;
-  return `${timestampBits}/${datacenterBits}/${workerBits}/${sequenceBits} unit=${timeUnitMs}ms epoch=${epoch}`;
+  const { timestampBits, datacenterBits, workerBits, sequenceBits, shardBits, timeUnitMs, epoch } = layout;
+  // A shard field is named only when there is one, so that files written before layouts had it still match.
+  const shard = shardBits > 0 ? `/shard=${shardBits}` : '';
+  return `${timestampBits}/${datacenterBits}/${workerBits}/${sequenceBits}${shard} unit=${timeUnitMs}ms epoch=${epoch}`;
 }
 
 /**

@@ -86,6 +86,7 @@ describe('ceilingFile: files that are not this worker’s ceiling', () => {
     ['another epoch', { workerId: 3, layout: { epoch: Date.UTC(2025, 0, 1) } }],
     ['another time unit', { workerId: 3, layout: { timeUnitMs: 10 } }],
     ['other field widths', { workerId: 3, layout: { workerBits: 9, sequenceBits: 13 } }],
+    ['a layout with a shard field', { workerId: 3, layout: { sequenceBits: 8, shardBits: 4 } }],
   ])('a file of %s is foreign, named in the error, and stays as it was', async (_name, owner) => {
     const file = await written(owner);
     const bytes = readFileSync(file, 'utf8');
