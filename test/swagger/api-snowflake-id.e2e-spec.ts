@@ -10,6 +10,8 @@ import {
   BigIntSerializerInterceptor,
   IdService,
   ParseSnowflakeIdPipe,
+  SnowflakeIdParam,
+  SnowflakeIdQuery,
   SnowflakeModule,
   base32Form,
 } from '../../lib/index.js';
@@ -94,11 +96,13 @@ class OrdersController {
     return ref;
   }
 
+  // The library's own parameter decorators, which Nest records as custom ones: they say what they read.
   @Get('by-reference/:ref')
   byReference(
-    @Param('ref', new ParseSnowflakeIdPipe({ form: orderRef })) @ApiSnowflakeId({ form: orderRef }) id: bigint,
+    @SnowflakeIdParam('ref', { form: orderRef }) @ApiSnowflakeId({ form: orderRef }) id: bigint,
+    @ApiSnowflakeId({ required: false }) @SnowflakeIdQuery('since', { optional: true }) since?: bigint,
   ) {
-    return { id };
+    return { id, since: since ?? null };
   }
 
   @Post()
@@ -228,9 +232,19 @@ describe('@ApiSnowflakeId() in the OpenAPI document of a running app', () => {
       ...schema,
       description: 'A snowflake ID in its base32 form.',
     });
-    expect(parameters('/orders/by-reference/{ref}', 'get')).toEqual([
-      expect.objectContaining({ name: 'ref', in: 'path', required: true, schema }),
-    ]);
+    const byReference = parameters('/orders/by-reference/{ref}', 'get');
+    expect(byReference).toHaveLength(2);
+    expect(byReference).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ name: 'ref', in: 'path', required: true, schema }),
+        expect.objectContaining({
+          name: 'since',
+          in: 'query',
+          required: false,
+          schema: expect.objectContaining(idSchema),
+        }),
+      ]),
+    );
     // What the app sends and reads matches the documented pattern; a text it refuses need not.
     const id = app.get(IdService).next();
     const { body } = await request(app.getHttpServer() as Server)
@@ -239,7 +253,7 @@ describe('@ApiSnowflakeId() in the OpenAPI document of a running app', () => {
     expect(body.reference).toMatch(new RegExp(schema.pattern));
     await request(app.getHttpServer() as Server)
       .get(`/orders/by-reference/${String(body.reference).toUpperCase().replace('ORD_', 'ord_')}`)
-      .expect(200, { id: String(id) });
+      .expect(200, { id: String(id), since: null });
   });
 
   it('matches what the app sends: every ID of a response is a string the documented pattern accepts', async () => {
