@@ -54,7 +54,10 @@ describe('the sample app’s OpenAPI document', () => {
       pattern: '^ord_[0-7][0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{12}$',
       example: 'ord_1tzcmnsbw0400',
     };
-    const parameter = schemaOf('/orders/{ref}', 'get', 'ref') as { in: string; schema: Record<string, unknown> };
+    const parameter = schemaOf('/orders/{ref}', 'get', 'ref') as unknown as {
+      in: string;
+      schema: Record<string, unknown>;
+    };
     expect(parameter).toMatchObject({ in: 'path', required: true, schema: reference });
     expect(parameter.schema.format).toBeUndefined();
     const order = (document.components!.schemas! as Record<string, { properties: Record<string, object> }>).Order;
