@@ -8,7 +8,8 @@ import { IdService } from './id.service.js';
  * registration's, or the one named `generator`), as the pipe's instances do for the layout.
  *
  * @param generator the name of the registration, `SnowflakeModule.forRoot({ name })`. @default the default one
- * @throws SnowflakeConfigError (from `format`, `parse` and `pattern`) when no such IdService runs, or it has no `publicIds`
+ * @throws SnowflakeConfigError (from `format`, `parse` and `pattern`) when no such IdService runs, or it has no
+ *   `publicIds`
  * @publicApi
  */
 export function appPublicIdForm(generator?: string): SnowflakeIdForm {

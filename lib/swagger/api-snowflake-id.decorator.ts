@@ -2,8 +2,8 @@ import { ROUTE_ARGS_METADATA } from '@nestjs/common/constants.js';
 import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum.js';
 import { ApiProperty, DECORATORS, type ApiPropertyOptions } from '@nestjs/swagger';
 import { SnowflakeConfigError } from '../core/errors.js';
-import { SNOWFLAKE_ID_ARGS, type SnowflakeIdArg } from '../http/snowflake-id.decorators.js';
 import { rejectUnknownKeys } from '../core/option-checks.js';
+import { SNOWFLAKE_ID_ARGS, type SnowflakeIdArg } from '../http/snowflake-id.decorators.js';
 import { snowflakeIdSchema, type DocumentedIdForm, type SnowflakeIdSchema } from './snowflake-id.schema.js';
 import { ApiSnowflakeIdPlacementError } from './swagger.errors.js';
 
