@@ -12,6 +12,13 @@
 export interface SnowflakeIdForm {
   /** A short name for messages and documents: `'decimal'`, `'base32'`, `'base62'`, `'public'`, … */
   readonly name: string;
+  /**
+   * The source of an anchored regular expression (`^…$`) that every text the form writes and reads matches, with
+   * each case it reads spelled out in the character classes (no flags): what an OpenAPI `pattern` or a client-side
+   * check can use. It may match texts that `parse` still refuses (a value too large, a forged public ID); it never
+   * refuses one that `parse` reads. Forms without one are documented by their name and an example.
+   */
+  readonly pattern?: string;
   /** The text of an ID. */
   format(id: bigint): string;
   /**

@@ -110,6 +110,11 @@ export class FixedWidthDigits {
     this.maxDigits = [...this.encode(this.max)].map((character) => alphabet.values[character.charCodeAt(0)]);
   }
 
+  /** The value of the first digit of `max`: no text of this width starts with a larger one. */
+  get firstDigitMax(): number {
+    return this.maxDigits[0];
+  }
+
   /** The digits of `value`, which the caller has checked lies in 0..max. */
   encode(value: bigint): string {
     const { digits } = this.alphabet;
@@ -182,6 +187,51 @@ export class FixedWidthDigits {
     }
     return value;
   }
+}
+
+/**
+ * A regular-expression character class of the characters `values` reads as a digit from `low` to `high` (every one
+ * by default), both cases included where the alphabet reads both: `[0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]` for base32. Built
+ * from the table `decode` reads with, so the class and the reader cannot disagree.
+ *
+ * @internal
+ */
+export function characterClass(alphabet: Alphabet, low = 0, high = alphabet.digits.length - 1): string {
+  const codes: number[] = [];
+  alphabet.values.forEach((value, code) => {
+    if (value >= low && value <= high) codes.push(code);
+  });
+  let out = '';
+  for (let i = 0; i < codes.length;) {
+    let end = i;
+    while (end + 1 < codes.length && codes[end + 1] === codes[end] + 1) end++;
+    const run = codes.slice(i, end + 1).map((code) => String.fromCharCode(code));
+    // Three or more consecutive characters as a range, fewer as themselves (`JK`, not `J-K`).
+    out += run.length >= 3 ? `${run[0]}-${run[run.length - 1]}` : run.join('');
+    i = end + 1;
+  }
+  return `[${out}]`;
+}
+
+/**
+ * The pattern of `head`, then `lead` (a pattern of what comes between, such as a key tag), then the digits of
+ * `digits`: the first digit no larger than the largest value's first digit (base32 on 63 bits starts with 0-7), the
+ * others any digit.
+ *
+ * @internal
+ */
+export function fixedWidthPattern(head: string, digits: FixedWidthDigits, lead = ''): string {
+  const first = characterClass(digits.alphabet, 0, digits.firstDigitMax);
+  const rest = digits.width > 1 ? `${characterClass(digits.alphabet)}{${digits.width - 1}}` : '';
+  return `^${escapeText(head)}${lead}${first}${rest}$`;
+}
+
+/**
+ * `text` as a regular expression that matches it literally. Prefixes hold only `[a-z0-9_]`, so this changes nothing
+ * today; it escapes only syntax characters, which stay valid with the `u` flag that JSON Schema validators use.
+ */
+export function escapeText(text: string): string {
+  return text.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&');
 }
 
 /** The error for a character that is not a digit of the alphabet, with its position and any hint. */

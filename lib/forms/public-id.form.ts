@@ -3,7 +3,17 @@ import { SnowflakeConfigError } from '../core/errors.js';
 import type { SnowflakeIdForm } from '../core/id-form.js';
 import { resolveLayout, type Layout, type LayoutOptions, type LayoutPresetName } from '../core/layout.js';
 import { rejectUnknownKeys } from '../core/option-checks.js';
-import { BASE32, BASE62, FixedWidthDigits, bitsIn, notADigit, widthFor, type Alphabet } from './alphabet.js';
+import {
+  BASE32,
+  BASE62,
+  FixedWidthDigits,
+  bitsIn,
+  characterClass,
+  fixedWidthPattern,
+  notADigit,
+  widthFor,
+  type Alphabet,
+} from './alphabet.js';
 import { FeistelPermutation } from './feistel.js';
 import { InvalidPublicIdError } from './form.errors.js';
 import { checkPrefix, checkShape } from './prefix.js';
@@ -72,6 +82,7 @@ const DEFAULT_MAX_FUTURE_MS = 60_000;
  */
 export interface PublicIdForm extends SnowflakeIdForm {
   readonly name: 'public';
+  readonly pattern: string;
   /** The characters of every public ID of this form, prefix included. */
   readonly length: number;
   /** The redundancy bits: a forged value passes with probability 2^-checkBits, or less. */
@@ -167,6 +178,7 @@ function defaultCheckBits(alphabet: Alphabet, idBits: number): number {
 class PublicIds implements PublicIdForm {
   readonly name = 'public';
   readonly length: number;
+  readonly pattern: string;
   private readonly writer: { tag: string; permutation: FeistelPermutation };
   /** Tag value → the permutation of the key with that tag. */
   private readonly readers = new Map<number, FeistelPermutation>();
@@ -187,6 +199,9 @@ class PublicIds implements PublicIdForm {
     for (const key of keys) this.readers.set(key.tag, new FeistelPermutation(key.aesKey, digits.bits));
     this.writer = { tag: alphabet.digits[keys[0].tag], permutation: this.readers.get(keys[0].tag)! };
     this.length = head.length + 1 + digits.width;
+    // Any digit as the key tag, not only the configured keys' tags: the document stays the same across a key
+    // rotation, and a client checking texts against it does not refuse the IDs of a key added later.
+    this.pattern = fixedWidthPattern(head, digits, characterClass(alphabet));
     this.shift = BigInt(checkBits);
     this.checkMask = (1n << this.shift) - 1n;
     this.timestampShift = BigInt(layout.timestampShift);

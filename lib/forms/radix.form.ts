@@ -1,7 +1,17 @@
 import { InvalidSnowflakeError, SnowflakeConfigError } from '../core/errors.js';
 import type { SnowflakeIdForm } from '../core/id-form.js';
 import { rejectUnknownKeys } from '../core/option-checks.js';
-import { BASE32, BASE62, DECIMAL, FixedWidthDigits, notADigit, type Alphabet } from './alphabet.js';
+import {
+  BASE32,
+  BASE62,
+  DECIMAL,
+  FixedWidthDigits,
+  characterClass,
+  escapeText,
+  fixedWidthPattern,
+  notADigit,
+  type Alphabet,
+} from './alphabet.js';
 import { InvalidSnowflakeTextError } from './form.errors.js';
 import { checkPrefix, checkShape } from './prefix.js';
 
@@ -64,6 +74,8 @@ export function decimalForm(options: TextFormOptions = {}): SnowflakeIdForm {
   const name = 'decimal';
   return Object.freeze({
     name,
+    // Any number of digits: leading zeros are read, so the length has no upper bound.
+    pattern: `^${escapeText(head)}${characterClass(DECIMAL)}+$`,
     format(id: bigint): string {
       return head + checkId(id, max, bits, name).toString();
     },
@@ -95,6 +107,7 @@ function fixedWidthForm(alphabet: Alphabet, options: TextFormOptions): Snowflake
   const { name } = alphabet;
   return Object.freeze({
     name,
+    pattern: fixedWidthPattern(head, digits),
     format(id: bigint): string {
       return head + digits.encode(checkId(id, digits.max, bits, name));
     },

@@ -15,6 +15,30 @@ const requestValue = (part: RequestPart) =>
     return request[part]?.[name];
   });
 
+/**
+ * Metadata on a controller class, per handler: parameter index → the name and place of an ID read by
+ * {@link SnowflakeIdParam} or {@link SnowflakeIdQuery}. Nest records custom decorators under keys that do not say
+ * where the value comes from, so `@ApiSnowflakeId()` reads the name and place of the parameter here.
+ *
+ * @internal
+ */
+export const SNOWFLAKE_ID_ARGS = 'nestjs-snowflake:id-args';
+
+/** Where a parameter read by one of these decorators travels, as OpenAPI names it. @internal */
+export interface SnowflakeIdArg {
+  name: string;
+  in: 'path' | 'query';
+}
+
+function recordArg(target: object, key: string | symbol | undefined, index: number, arg: SnowflakeIdArg): void {
+  if (key === undefined) return;
+  const args = (Reflect.getMetadata(SNOWFLAKE_ID_ARGS, target.constructor, key) ?? {}) as Record<
+    number,
+    SnowflakeIdArg
+  >;
+  Reflect.defineMetadata(SNOWFLAKE_ID_ARGS, { ...args, [index]: arg }, target.constructor, key);
+}
+
 const paramValue = requestValue('params');
 const queryValue = requestValue('query');
 
@@ -31,7 +55,7 @@ const queryValue = requestValue('query');
  * @publicApi
  */
 export function SnowflakeIdParam(name: string, options?: ParseSnowflakeIdPipeOptions): ParameterDecorator {
-  return leftToTheIdPipe(paramValue(name, new ParseSnowflakeIdPipe(options)));
+  return leftToTheIdPipe(paramValue(name, new ParseSnowflakeIdPipe(options)), { name, in: 'path' });
 }
 
 /**
@@ -42,7 +66,7 @@ export function SnowflakeIdParam(name: string, options?: ParseSnowflakeIdPipeOpt
  * @publicApi
  */
 export function SnowflakeIdQuery(name: string, options?: ParseSnowflakeIdPipeOptions): ParameterDecorator {
-  return leftToTheIdPipe(queryValue(name, new ParseSnowflakeIdPipe(options)));
+  return leftToTheIdPipe(queryValue(name, new ParseSnowflakeIdPipe(options)), { name, in: 'query' });
 }
 
 /**
@@ -52,9 +76,10 @@ export function SnowflakeIdQuery(name: string, options?: ParseSnowflakeIdPipeOpt
  * ID pipe is what checks it. TypeScript records the types before it applies parameter decorators, so they are
  * there to change.
  */
-function leftToTheIdPipe(decorator: ParameterDecorator): ParameterDecorator {
+function leftToTheIdPipe(decorator: ParameterDecorator, arg: SnowflakeIdArg): ParameterDecorator {
   return (target, key, index) => {
     decorator(target, key, index);
+    recordArg(target, key, index, arg);
     if (key === undefined) return;
     const types: unknown = Reflect.getMetadata('design:paramtypes', target, key);
     if (Array.isArray(types) && types[index] === BigInt) {

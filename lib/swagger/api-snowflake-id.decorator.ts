@@ -3,6 +3,7 @@ import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum.js';
 import { ApiProperty, DECORATORS, type ApiPropertyOptions } from '@nestjs/swagger';
 import { SnowflakeConfigError } from '../core/errors.js';
 import { rejectUnknownKeys } from '../core/option-checks.js';
+import { SNOWFLAKE_ID_ARGS, type SnowflakeIdArg } from '../http/snowflake-id.decorators.js';
 import { snowflakeIdSchema, type DocumentedIdForm, type SnowflakeIdSchema } from './snowflake-id.schema.js';
 import { ApiSnowflakeIdPlacementError } from './swagger.errors.js';
 
@@ -32,8 +33,8 @@ export interface ApiSnowflakeIdOptions {
   /** An example ID, in the form's text. @default an ID written by the form */
   example?: string;
   /**
-   * The parameter's name. On a handler parameter it is read from `@Param('name')`, `@Query('name')` or
-   * `@Headers('name')`; on a method, give it (with `in`).
+   * The parameter's name. On a handler parameter it is read from `@Param('name')`, `@Query('name')`,
+   * `@Headers('name')`, `@SnowflakeIdParam('name')` or `@SnowflakeIdQuery('name')`; on a method, give it (with `in`).
    */
   name?: string;
   /** Where the parameter travels, for the decorator on a method. @default read from the parameter's decorator */
@@ -53,7 +54,8 @@ const LOCATIONS: Partial<Record<RouteParamtypes, ParameterLocation>> = {
  * clients type it as `string` and never round it. Goes on:
  * - a DTO property (`@ApiSnowflakeId() userId!: bigint`; an array property documents a list of IDs);
  * - a handler parameter (`@Param('id', ParseSnowflakeIdPipe) @ApiSnowflakeId() id: bigint`), whose name and place
- *   (path, query, header) are read from its Nest decorator when the document is built;
+ *   (path, query, header) are read from its Nest decorator (or `@SnowflakeIdParam()`, `@SnowflakeIdQuery()`) when
+ *   the document is built;
  * - a handler, with `name` and `in`, for a parameter the handler does not declare.
  *
  * @example
@@ -198,6 +200,11 @@ function identify(
   where: string,
 ): { name: string; in: ParameterLocation } {
   if (options.name !== undefined && options.in !== undefined) return { name: options.name, in: options.in };
+  // @SnowflakeIdParam() and @SnowflakeIdQuery() are custom decorators to Nest: they say themselves what they read.
+  const own = (
+    Reflect.getMetadata(SNOWFLAKE_ID_ARGS, target.constructor, key) as Record<number, SnowflakeIdArg> | undefined
+  )?.[index];
+  if (own !== undefined) return { name: options.name ?? own.name, in: options.in ?? own.in };
   const args = (Reflect.getMetadata(ROUTE_ARGS_METADATA, target.constructor, key) ?? {}) as Record<
     string,
     { index: number; data?: unknown }

@@ -18,12 +18,12 @@ export const SNOWFLAKE_ID_SCHEMA = Object.freeze({
 } as const);
 
 /**
- * A text form that states the pattern of its text (a regular expression, or its source), for the document. A form
- * without one is documented by its example and name alone.
+ * A text form, whose pattern (`SnowflakeIdForm.pattern`, or a regular expression) goes into the document. The forms
+ * of `nestjs-snowflake` state theirs; a form without one is documented by its example and name alone.
  *
  * @publicApi
  */
-export type DocumentedIdForm = SnowflakeIdForm & { readonly pattern?: RegExp | string };
+export type DocumentedIdForm = Omit<SnowflakeIdForm, 'pattern'> & { readonly pattern?: RegExp | string };
 
 /** An ID of a few parts set, for the example of a form: what a real ID looks like, not 0. */
 const EXAMPLE_ID = BigInt(SNOWFLAKE_ID_SCHEMA.example);

@@ -14,8 +14,8 @@ export class ApiSnowflakeIdPlacementError extends SnowflakeError {
     reason: string,
   ) {
     super(
-      `@ApiSnowflakeId() on ${where}: ${reason} Put it on a parameter read with @Param('name'), @Query('name') or ` +
-        "@Headers('name'), on the DTO's property for a whole @Query() or @Body(), or give `name` and `in`.",
+      `@ApiSnowflakeId() on ${where}: ${reason} Put it on a parameter read with @Param('name'), @Query('name'), ` +
+        "@Headers('name'), @SnowflakeIdParam('name') or @SnowflakeIdQuery('name'), on the DTO's property for a whole @Query() or @Body(), or give `name` and `in`.",
     );
   }
 }

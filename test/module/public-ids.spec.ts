@@ -98,6 +98,11 @@ describe('the publicIds option and IdService.toPublicId() / fromPublicId()', () 
       expect(appPublicIdForm('orders').parse(orderIds.toPublicId(id))).toBe(id);
       expect(appPublicIdForm().parse(users.toPublicId(id))).toBe(id);
       expect(() => appPublicIdForm().parse(orderIds.toPublicId(id))).toThrow(InvalidSnowflakeTextError);
+      // The pattern is each registration's own, read when asked.
+      expect(appPublicIdForm('orders').pattern).toBe(orderIds.publicIdForm.pattern);
+      expect(appPublicIdForm('orders').pattern).toMatch(/^\^ord_/);
+      expect(orderIds.toPublicId(id)).toMatch(new RegExp(appPublicIdForm('orders').pattern!));
+      expect(appPublicIdForm().pattern).toMatch(/^\^user_/);
     } finally {
       await orders.close();
     }

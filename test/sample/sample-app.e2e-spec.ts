@@ -15,6 +15,7 @@ interface UserBody {
 }
 interface OrderBody {
   id: string;
+  reference: string;
   item: string;
   quantity: number;
 }
@@ -30,6 +31,14 @@ interface NoteBody {
   id: string;
   subjectId: string | null;
   text: string;
+}
+
+/** Crockford base32 digits to a bigint, written here again so that the test does not read them with the library. */
+function parseBase32(text: string): bigint {
+  return [...text.toLowerCase()].reduce(
+    (value, digit) => value * 32n + BigInt('0123456789abcdefghjkmnpqrstvwxyz'.indexOf(digit)),
+    0n,
+  );
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -91,12 +100,59 @@ function sampleSuite(database: () => string): void {
     expect(BigInt(order.id)).toBeGreaterThan(BigInt(user.id));
 
     const read = (await http(app).get(`/users/${user.id}`).expect(200)).body as UserBody;
-    expect(read.orders).toEqual([{ id: order.id, item: 'ink', quantity: 3 }]);
+    expect(read.orders).toEqual([{ id: order.id, reference: order.reference, item: 'ink', quantity: 3 }]);
 
     await http(app).get(`/users/${ids.next()}`).expect(404);
     const malformed = await http(app).get('/users/12ab').expect(400);
     expect(malformed.body).toMatchObject({ statusCode: 400, error: 'Bad Request', type: 'InvalidSnowflakeError' });
     await http(app).post('/users').send({ email: '', name: 'x' }).expect(400);
+  });
+
+  it('finds an order by its reference, which every order in a response carries', async () => {
+    const user = (
+      await http(app)
+        .post('/users')
+        .send({ email: 'dee@example.com', name: 'Dee', orders: [{ item: 'map', quantity: 1 }] })
+        .expect(201)
+    ).body as UserBody;
+    const added = (await http(app).post(`/users/${user.id}/orders`).send({ item: 'atlas', quantity: 2 }).expect(201))
+      .body as OrderBody;
+    const orders = [...user.orders!, added];
+    const read = (await http(app).get(`/users/${user.id}`).expect(200)).body as UserBody;
+    expect(read.orders).toEqual(orders);
+    for (const order of orders) {
+      // The reference is the order's ID in base32 with its prefix: 13 digits for 63 bits.
+      expect(order.reference).toMatch(/^ord_[0-9a-hjkmnp-tv-z]{13}$/);
+      expect(parseBase32(order.reference.slice(4))).toBe(BigInt(order.id));
+      const found = await http(app).get(`/orders/${order.reference}`).expect(200);
+      expect(found.body).toEqual(order);
+      // Read in either case, as base32 is.
+      const upper = `ord_${order.reference.slice(4).toUpperCase()}`;
+      expect((await http(app).get(`/orders/${upper}`).expect(200)).body).toEqual(order);
+    }
+    expect((await http(app).get(`/orders/${added.reference}`).expect(200)).body).toMatchObject({ item: 'atlas' });
+  });
+
+  it('answers 400 naming the position of a bad character in a reference, and 404 for an unknown one', async () => {
+    const order = (
+      await http(app)
+        .post('/users')
+        .send({ email: 'eve@example.com', name: 'Eve', orders: [{ item: 'lamp', quantity: 1 }] })
+        .expect(201)
+    ).body.orders[0] as OrderBody;
+    // Crockford base32 has no "u": position 4 + 5 = 9 of the text.
+    const wrong = `${order.reference.slice(0, 9)}u${order.reference.slice(10)}`;
+    const malformed = await http(app).get(`/orders/${wrong}`).expect(400);
+    expect(malformed.body).toMatchObject({ statusCode: 400, type: 'InvalidSnowflakeTextError' });
+    expect(malformed.body.message).toMatch(/"u" at position 9 is not a Crockford base32 digit.*did you mean v\?/);
+    const user = await http(app)
+      .get(`/orders/usr_${order.reference.slice(4)}`)
+      .expect(400);
+    expect(user.body.message).toMatch(/"u" at position 0: expected the prefix "ord_"/);
+    await http(app).get(`/orders/${order.id}`).expect(400);
+    await http(app)
+      .get(`/orders/ord_${'0'.repeat(12)}1`)
+      .expect(404);
   });
 
   it('gives every ID the worker and datacenter of the lease the app holds', async () => {

@@ -176,6 +176,12 @@ describe('npm run sample without REDIS_URL', () => {
       1,
     );
     expect(answers.filter((line) => line.startsWith('[') && line.includes('"text":"signed up"'))).toHaveLength(1);
+    // GET /orders/$ref answered with the order whose reference the user's answer carried.
+    const orders = answers
+      .filter((line) => line.startsWith('{"'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((body) => body.item === 'book' && !('email' in body));
+    expect(orders).toEqual([expect.objectContaining({ quantity: 2, reference: expect.stringMatching(/^ord_/) })]);
     expect(answers.at(-1)).toMatch(/^\{"status":"ok"/);
 
     sample.child.kill('SIGTERM');

@@ -48,6 +48,36 @@ describe('the sample app’s OpenAPI document', () => {
     expect(schemas.CreateNoteBody.properties.subjectId).toMatchObject(idSchema);
   });
 
+  it('documents order references by the pattern of their form, with an example and no int64 hint', async () => {
+    const reference = {
+      type: 'string',
+      pattern: '^ord_[0-7][0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{12}$',
+      example: 'ord_1tzcmnsbw0400',
+    };
+    const parameter = schemaOf('/orders/{ref}', 'get', 'ref') as unknown as {
+      in: string;
+      schema: Record<string, unknown>;
+    };
+    expect(parameter).toMatchObject({ in: 'path', required: true, schema: reference });
+    expect(parameter.schema.format).toBeUndefined();
+    const order = (document.components!.schemas! as Record<string, { properties: Record<string, object> }>).Order;
+    expect(order.properties.reference).toMatchObject(reference);
+    expect(order.properties.reference).not.toHaveProperty('format');
+    const ok = document.paths['/orders/{ref}'].get!.responses['200'] as { content: Record<string, unknown> };
+    expect(ok.content['application/json']).toEqual({ schema: { $ref: '#/components/schemas/Order' } });
+
+    const types = astToString(await openapiTS(document as never)).replace(/\/\*\*[\s\S]*?\*\//g, '');
+    expect(/\bOrder: \{([^}]*)\}/.exec(types)?.[1]).toMatch(/^\s*reference: string;$/m);
+    expect(types).toMatch(/OrdersController_findByReference: \{\s*parameters: \{[^]*?path: \{\s*ref: string;\s*\};/);
+
+    // What the app sends matches the documented pattern.
+    const user = await http(app)
+      .post('/users')
+      .send({ email: 'ref@example.com', name: 'Ref', orders: [{ item: 'cup', quantity: 1 }] })
+      .expect(201);
+    expect(user.body.orders[0].reference).toMatch(new RegExp(reference.pattern));
+  });
+
   it('gives a generated client string IDs, and the app answers with strings the schema accepts', async () => {
     const types = astToString(await openapiTS(document as never)).replace(/\/\*\*[\s\S]*?\*\//g, '');
     const user = /\bUser: \{([^}]*)\}/.exec(types)?.[1] ?? '';

@@ -6,7 +6,15 @@ import type { Server } from 'node:http';
 import openapiTS, { astToString } from 'openapi-typescript';
 import request from 'supertest';
 import { InvalidSnowflakeError } from '../../lib/core/errors.js';
-import { BigIntSerializerInterceptor, IdService, ParseSnowflakeIdPipe, SnowflakeModule } from '../../lib/index.js';
+import {
+  BigIntSerializerInterceptor,
+  IdService,
+  ParseSnowflakeIdPipe,
+  SnowflakeIdParam,
+  SnowflakeIdQuery,
+  SnowflakeModule,
+  base32Form,
+} from '../../lib/index.js';
 import {
   ApiSnowflakeId,
   ApiSnowflakeIdPlacementError,
@@ -25,12 +33,16 @@ const base36: DocumentedIdForm = {
   },
 };
 
+/** A form of the library's: base32 with a type prefix, which states its own pattern. */
+const orderRef = base32Form({ prefix: 'ord' });
+
 class OrderView {
   @ApiSnowflakeId() id!: bigint;
   @ApiSnowflakeId({ description: 'The buyer' }) userId!: bigint;
   @ApiSnowflakeId({ required: false, nullable: true }) couponId?: bigint | null;
   @ApiSnowflakeId() itemIds!: bigint[];
   @ApiSnowflakeId({ form: base36 }) publicRef!: string;
+  @ApiSnowflakeId({ form: orderRef }) reference!: string;
   /** Left as @nestjs/swagger documents a bigint, to show what the decorator changes. */
   @ApiProperty() total!: bigint;
 }
@@ -46,7 +58,15 @@ class OrdersController {
   @Get(':id')
   @ApiOkResponse({ type: OrderView })
   find(@Param('id', ParseSnowflakeIdPipe) @ApiSnowflakeId() id: bigint): OrderView {
-    return { id, userId: this.ids.next(), couponId: null, itemIds: [this.ids.next()], publicRef: 'z', total: 3n };
+    return {
+      id,
+      userId: this.ids.next(),
+      couponId: null,
+      itemIds: [this.ids.next()],
+      publicRef: 'z',
+      reference: orderRef.format(id),
+      total: 3n,
+    };
   }
 
   // The decorator on the left of @Query: the two apply in the other order, which must not matter.
@@ -74,6 +94,15 @@ class OrdersController {
   @ApiSnowflakeId({ name: 'ref', in: 'path', form: base36 })
   byRef(@Param('ref') ref: string): string {
     return ref;
+  }
+
+  // The library's own parameter decorators, which Nest records as custom ones: they say what they read.
+  @Get('by-reference/:ref')
+  byReference(
+    @SnowflakeIdParam('ref', { form: orderRef }) @ApiSnowflakeId({ form: orderRef }) id: bigint,
+    @ApiSnowflakeId({ required: false }) @SnowflakeIdQuery('since', { optional: true }) since?: bigint,
+  ) {
+    return { id, since: since ?? null };
   }
 
   @Post()
@@ -192,6 +221,41 @@ describe('@ApiSnowflakeId() in the OpenAPI document of a running app', () => {
     ]);
   });
 
+  it('documents a form of the library by the pattern it states, its example and no int64 hint', async () => {
+    const schema = {
+      type: 'string',
+      pattern: '^ord_[0-7][0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{12}$',
+      example: orderRef.format(BigInt(SNOWFLAKE_ID_SCHEMA.example)),
+    };
+    expect(schema.example).toBe('ord_1tzcmnsbw0400');
+    expect(properties('OrderView').properties.reference).toEqual({
+      ...schema,
+      description: 'A snowflake ID in its base32 form.',
+    });
+    const byReference = parameters('/orders/by-reference/{ref}', 'get');
+    expect(byReference).toHaveLength(2);
+    expect(byReference).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ name: 'ref', in: 'path', required: true, schema }),
+        expect.objectContaining({
+          name: 'since',
+          in: 'query',
+          required: false,
+          schema: expect.objectContaining(idSchema),
+        }),
+      ]),
+    );
+    // What the app sends and reads matches the documented pattern; a text it refuses need not.
+    const id = app.get(IdService).next();
+    const { body } = await request(app.getHttpServer() as Server)
+      .get(`/orders/${id}`)
+      .expect(200);
+    expect(body.reference).toMatch(new RegExp(schema.pattern));
+    await request(app.getHttpServer() as Server)
+      .get(`/orders/by-reference/${String(body.reference).toUpperCase().replace('ORD_', 'ord_')}`)
+      .expect(200, { id: String(id), since: null });
+  });
+
   it('matches what the app sends: every ID of a response is a string the documented pattern accepts', async () => {
     const id = app.get(IdService).nextString();
     const { body } = await request(app.getHttpServer() as Server)
@@ -214,8 +278,10 @@ describe('@ApiSnowflakeId() in the OpenAPI document of a running app', () => {
     expect(orderView).toMatch(/^\s*couponId\?: string \| null;$/m);
     expect(orderView).toMatch(/^\s*itemIds: string\[\];$/m);
     expect(orderView).toMatch(/^\s*publicRef: string;$/m);
+    expect(orderView).toMatch(/^\s*reference: string;$/m);
     expect(orderView).toMatch(/^\s*total: number;$/m);
     expect(types).toMatch(/path: \{\s*id: string;\s*\};/);
+    expect(types).toMatch(/OrdersController_byReference: \{\s*parameters: \{[^]*?path: \{\s*ref: string;\s*\};/);
     expect(types).toMatch(/query\?: \{\s*after\?: string;\s*ids\?: string\[\];\s*\};/);
     expect(types).toMatch(/header: \{\s*"x-tenant-id": string;\s*\};/);
     expect(types).toMatch(/query\?: \{\s*ownerId\?: string;\s*\};/);

@@ -2,6 +2,7 @@ import { ConflictException, Injectable, NotFoundException } from '@nestjs/common
 import { InjectRepository } from '@nestjs/typeorm';
 import { IdService } from 'nestjs-snowflake';
 import { Between, QueryFailedError, Repository } from 'typeorm';
+import { orderReference } from './order-reference.js';
 import { Order } from './order.entity.js';
 import { User } from './user.entity.js';
 
@@ -55,6 +56,12 @@ export class UsersService {
       where: { id: Between(this.ids.minIdAt(from), this.ids.maxIdAt(to)) },
       order: { id: 'ASC' },
     });
+  }
+
+  async findOrder(id: bigint): Promise<Order> {
+    const order = await this.orders.findOneBy({ id: String(id) });
+    if (order === null) throw new NotFoundException(`No order ${orderReference.format(id)}.`);
+    return order;
   }
 
   async addOrder(userId: bigint, input: NewOrder): Promise<Order> {
