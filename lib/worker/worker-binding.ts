@@ -20,6 +20,13 @@ export class WorkerBinding implements WorkerSourceContext {
   private unreserve: (() => void) | undefined;
   private reserved: string | undefined;
   private started: Promise<void> | undefined;
+  /**
+   * The last timestamp issued under each worker ID this binding has moved the generator away from or handed back,
+   * by `<datacenter>:<worker>`. An assignment never lowers the generator below it: a fixed worker ID applied again
+   * at start (after IDs issued before it), or a source handing back an ID this generator used, would otherwise
+   * restart that ID's sequence inside a time unit it already used.
+   */
+  private readonly issuedUpTo = new Map<string, number>();
 
   constructor(
     readonly generator: SnowflakeGenerator,
@@ -128,7 +135,11 @@ export class WorkerBinding implements WorkerSourceContext {
       this.unreserve = unreserve;
       this.reserved = `${assignment.datacenterId}:${assignment.workerId}`;
     }
-    this.generator.assign(assignment.workerId, assignment.datacenterId, assignment.floor, assignment.permit);
+    const { generator } = this;
+    const current = `${generator.datacenterId}:${generator.workerId}`;
+    this.issuedUpTo.set(current, Math.max(this.issuedUpTo.get(current) ?? -1, this.lastTimestamp()));
+    const own = this.issuedUpTo.get(`${assignment.datacenterId}:${assignment.workerId}`) ?? -1;
+    generator.assign(assignment.workerId, assignment.datacenterId, Math.max(assignment.floor, own), assignment.permit);
     this.assigned = true;
   }
 }
