@@ -3,7 +3,7 @@ import { SnowflakeGenerator } from '../core/generator.js';
 import { RedisWorkerSource } from '../lease/redis-worker.source.js';
 import { CeilingFileWorkerSource } from '../worker/ceiling-file.source.js';
 import { StaticWorkerSource } from '../worker/static.source.js';
-import { WorkerBinding } from '../worker/worker-binding.js';
+import { WorkerBinding, blockedPermit } from '../worker/worker-binding.js';
 import type { WorkerIdSource } from '../worker/worker-source.js';
 import { SnowflakeConfigError } from '../core/errors.js';
 import { SNOWFLAKE_MODULE_OPTIONS } from './snowflake.module-definition.js';
@@ -27,6 +27,9 @@ export function createGenerator(settings: SnowflakeSettings): SnowflakeGenerator
     maxSyncWaitMs: settings.maxSyncWaitMs,
     sequenceStart: settings.sequenceStart,
     datacenterId: settings.datacenterId,
+    // The generator is exported (SNOWFLAKE_GENERATOR) and may be injected before the binding has been built and has
+    // applied the source's worker ID: until then it refuses, rather than issue under worker ID 0 (another holder's).
+    permit: blockedPermit('not-started'),
   });
 }
 

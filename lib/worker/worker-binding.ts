@@ -144,7 +144,8 @@ export class WorkerBinding implements WorkerSourceContext {
   }
 }
 
-function blockedPermit(reason: 'not-started' | 'stopped' | 'switching'): IssuePermit {
+/** A permit that refuses every ID with `reason`: a generator between worker IDs, or before its first. @internal */
+export function blockedPermit(reason: 'not-started' | 'stopped' | 'switching'): IssuePermit {
   return {
     ceiling(): number {
       throw new WorkerUnavailableError(reason);
