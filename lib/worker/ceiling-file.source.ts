@@ -197,11 +197,16 @@ export class CeilingFileWorkerSource implements WorkerIdSource {
     this.accept(target);
   }
 
-  /** One step above the clock, or above the last issued timestamp if the clock stands behind it. */
+  /**
+   * One step above the clock, or above the last issued timestamp if the clock stands behind it; never below the
+   * ceiling the permit already allows. The timer runs on the monotonic clock: after the wall clock stepped back, a
+   * step above it can lie below that ceiling, and the file would then miss IDs issued up to it.
+   */
   private nextTarget(): number {
     const { layout } = this.context!;
     const lastTicks = Math.max(this.context!.lastTimestamp(), this.floorTicks);
-    return Math.max(ticksAtMs(layout, this.clocks.now()), lastTicks) + this.stepTicks(layout);
+    const ahead = Math.max(ticksAtMs(layout, this.clocks.now()), lastTicks) + this.stepTicks(layout);
+    return Math.max(ahead, this.ceilingTicks);
   }
 
   /** Lets the permit hand out a ceiling that is on disk, and sets the timer for the next raise. */
