@@ -240,11 +240,13 @@ export class SnowflakeGenerator {
   }
 
   /**
-   * Appends to `out` the IDs left in the current time unit, up to `count` in all, without waiting: at least one,
-   * or it throws like {@link nextWithoutWaiting}. The building block of batches that wait asynchronously.
+   * Appends to `out` the IDs left in the current time unit, up to `count` in all, without waiting: at least one
+   * (none when `out` holds `count` already), or it throws like {@link nextWithoutWaiting}. The building block of
+   * batches that wait asynchronously.
    */
   fillWithoutWaiting(out: bigint[], count: number): void {
     assertBatchCount(count, 'fillWithoutWaiting');
+    if (out.length >= count) return;
     out.push(this.nextWithoutWaiting());
     this.fillTick(out, count);
   }
@@ -301,7 +303,8 @@ export class SnowflakeGenerator {
    * confirmed current (or borrowed within the clock-back tolerance) by the ID issued before.
    */
   private fillTick(out: bigint[], count: number): void {
-    let room = Math.min(this.maxSequence - this.sequence, count - out.length);
+    // Never negative: a sequence wound back would let `id` run past the sequence field into the worker bits.
+    let room = Math.max(0, Math.min(this.maxSequence - this.sequence, count - out.length));
     this.sequence += room;
     this.counters.issued += room;
     let id = this.id;

@@ -122,6 +122,35 @@ describe('sequenceStart at a floor and a ceiling', () => {
   });
 });
 
+describe('fillWithoutWaiting, the building block of async batches', () => {
+  it.each([
+    ['a count of 0', 0, 0],
+    ['a count the array already holds', 3, 2],
+  ])('with %s, never winds the sequence back: a unit still holds 4,096 IDs of its worker', (_, held, count) => {
+    const clock = new FakeClock(START);
+    const generator = new SnowflakeGenerator({ layout: twitter, clock, workerId: 1 });
+    const out = Array.from({ length: held }, (_, i) => BigInt(i));
+    const ids = [generator.next()];
+    generator.fillWithoutWaiting(out, count);
+    ids.push(...out.slice(held));
+    // The rest of the unit, until the sequence is used up (the clock stands still).
+    for (;;) {
+      try {
+        ids.push(generator.nextWithoutWaiting());
+      } catch (error) {
+        expect(error).toBeInstanceOf(SequenceExhaustedError);
+        break;
+      }
+    }
+    // Never a sequence run over into the worker field, where worker 2's IDs lie.
+    expect(ids.filter((id) => codec.decode(id).workerId !== 1).map((id) => codec.decode(id))).toEqual([]);
+    expect(ids).toHaveLength(4096);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(isStrictlyIncreasing(ids)).toBe(true);
+    expect(codec.decode(ids.at(-1)!)).toMatchObject({ timestamp: START, sequence: 4095 });
+  });
+});
+
 type Op =
   | { kind: 'move'; ms: number }
   | { kind: 'next' | 'nextWithoutWaiting' | 'nextAsync'; key: string | undefined }
