@@ -12,6 +12,12 @@ import { WorkerIdInUseError } from '../core/errors.js';
 interface ProcessWorkers {
   /** Static and host-name worker IDs in use, by `<datacenter>:<worker>`. */
   staticInUse: Set<string>;
+  /**
+   * The highest timestamp (Unix ms) a stopped generator of this process issued under a static worker ID, by the
+   * clock it read: a mark bounds only generators that read the same clock (the system clock in an app; a test's own
+   * fake clock stands apart, so a test may start an app in the past after another ran on the real clock).
+   */
+  staticMarks?: WeakMap<object, Map<string, number>>;
   /** The highest timestamp (the layout's ms) this process issued under a leased ID it no longer holds, by record key. */
   marks: Map<string, number>;
   /** Leased IDs held now, by record key: their last issued timestamp, read when asked. */
@@ -45,6 +51,28 @@ export function reserveStaticWorker(datacenterId: number, workerId: number): () 
     released = true;
     staticInUse.delete(key);
   };
+}
+
+/**
+ * The highest timestamp (Unix ms) this process issued under the static worker ID before, on `clock`, by a generator
+ * since stopped; -1 when none. A generator started again on it (an app closed and created again in the same process)
+ * continues above it instead of repeating that generator's IDs.
+ */
+export function staticHighWaterMs(clock: object, datacenterId: number, workerId: number): number {
+  return workers().staticMarks?.get(clock)?.get(`${datacenterId}:${workerId}`) ?? -1;
+}
+
+/**
+ * Records that a generator of this process issued up to `lastMs`, on `clock`, under the static worker ID (never
+ * lowers it).
+ */
+export function noteStaticHighWaterMs(clock: object, datacenterId: number, workerId: number, lastMs: number): void {
+  const all = workers();
+  const byClock = (all.staticMarks ??= new WeakMap());
+  let marks = byClock.get(clock);
+  if (marks === undefined) byClock.set(clock, (marks = new Map<string, number>()));
+  const key = `${datacenterId}:${workerId}`;
+  if (lastMs > (marks.get(key) ?? -1)) marks.set(key, lastMs);
 }
 
 /**

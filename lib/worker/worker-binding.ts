@@ -4,7 +4,8 @@ import { ClockMovedBackError, SequenceExhaustedError, WorkerUnavailableError } f
 import type { SnowflakeGenerator } from '../core/generator.js';
 import type { Layout } from '../core/layout.js';
 import type { IssuePermit } from '../core/permit.js';
-import { reserveStaticWorker } from './process-workers.js';
+import { msAtTicks, ticksAtMs } from '../core/time-units.js';
+import { noteStaticHighWaterMs, reserveStaticWorker, staticHighWaterMs } from './process-workers.js';
 import { StaticWorkerSource } from './static.source.js';
 import type { WorkerAssignment, WorkerIdSource, WorkerSourceContext } from './worker-source.js';
 
@@ -43,7 +44,7 @@ export class WorkerBinding implements WorkerSourceContext {
     if (source instanceof StaticWorkerSource) {
       // A fixed worker ID is known at once: the generator may issue before start (a service built by hand).
       const { workerId, datacenterId } = source.assignment;
-      generator.assign(workerId, datacenterId, -1);
+      generator.assign(workerId, datacenterId, this.processFloor(datacenterId, workerId));
       this.assigned = true;
     } else {
       // Nothing is issued until the source has handed in a worker ID.
@@ -75,6 +76,14 @@ export class WorkerBinding implements WorkerSourceContext {
     } catch (error) {
       this.logger.error(`Releasing the worker ID failed: ${(error as Error).message}`);
     } finally {
+      if (this.reserved !== undefined && last >= 0) {
+        noteStaticHighWaterMs(
+          this.clock,
+          this.generator.datacenterId,
+          this.generator.workerId,
+          msAtTicks(this.layout, last),
+        );
+      }
       this.unreserve?.();
     }
   }
@@ -138,9 +147,19 @@ export class WorkerBinding implements WorkerSourceContext {
     const { generator } = this;
     const current = `${generator.datacenterId}:${generator.workerId}`;
     this.issuedUpTo.set(current, Math.max(this.issuedUpTo.get(current) ?? -1, this.lastTimestamp()));
-    const own = this.issuedUpTo.get(`${assignment.datacenterId}:${assignment.workerId}`) ?? -1;
+    const own = Math.max(
+      this.issuedUpTo.get(`${assignment.datacenterId}:${assignment.workerId}`) ?? -1,
+      this.source.kind === 'redis' ? -1 : this.processFloor(assignment.datacenterId, assignment.workerId),
+    );
     generator.assign(assignment.workerId, assignment.datacenterId, Math.max(assignment.floor, own), assignment.permit);
     this.assigned = true;
+  }
+
+  /** The floor, in ticks, above what a stopped generator of this process issued under a static worker ID. */
+  private processFloor(datacenterId: number, workerId: number): number {
+    if (!this.guardProcess) return -1;
+    const markMs = staticHighWaterMs(this.clock, datacenterId, workerId);
+    return markMs < 0 ? -1 : Math.max(-1, ticksAtMs(this.layout, markMs));
   }
 }
 

@@ -117,3 +117,34 @@ describe('WorkerBinding: a worker ID handed in again', () => {
     expect(isStrictlyIncreasing(underThree)).toBe(true);
   });
 });
+
+describe('WorkerBinding: a fixed worker ID started again in the same process', () => {
+  it.each([
+    ['started', true],
+    ['built only (a service built by hand issues before start)', false],
+  ])('continues above what the stopped generator issued in the same time unit: %s', async (_, start) => {
+    const clock = new FakeClock(START);
+    const bind = () =>
+      new WorkerBinding(
+        new SnowflakeGenerator({ layout: twitter, clock }),
+        new StaticWorkerSource('static', 6, 2),
+        twitter,
+        clock,
+        quiet,
+      );
+    const first = bind();
+    await first.start();
+    const before = [first.generator.next(), first.generator.next()];
+    await first.stop();
+    // An app closed and created again at once, its clock still in the same millisecond.
+    const second = bind();
+    if (start) await second.start();
+    clock.autoAdvance(1, 3);
+    const after = [second.generator.next(), second.generator.next()];
+    await second.stop();
+    const all = [...before, ...after];
+    expect(all.map((id) => codec.decode(id).workerId)).toEqual([6, 6, 6, 6]);
+    expect(new Set(all).size).toBe(all.length);
+    expect(isStrictlyIncreasing(all)).toBe(true);
+  });
+});
