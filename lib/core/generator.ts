@@ -351,7 +351,9 @@ export class SnowflakeGenerator {
 
   private startOffset(): number {
     if (this.startMode === 'rotating') return (this.rotation = (this.rotation + 1) % this.startSpan);
-    return Math.floor(this.random() * this.startSpan) % this.startSpan;
+    // A `random` outside [0, 1) (negative, NaN) must not put a negative or fractional offset in the sequence field.
+    const offset = Math.floor(this.random() * this.startSpan) % this.startSpan;
+    return offset >= 0 ? offset : 0;
   }
 
   private issueInSameTick(): bigint {

@@ -75,6 +75,32 @@ describe('sequenceStart and the clock stepping back', () => {
   });
 });
 
+describe('sequenceStart with a random source out of its range', () => {
+  it.each([
+    ['negative', -0.5],
+    ['one or more', 1.5],
+    ['not a number', Number.NaN],
+  ])('keeps every offset inside the sequence field when random() returns a value %s', (_, value) => {
+    const clock = new FakeClock(START);
+    const generator = new SnowflakeGenerator({
+      layout: twitter,
+      clock,
+      workerId: 1,
+      sequenceStart: 'random',
+      random: () => value,
+    });
+    const ids: bigint[] = [];
+    for (let unit = 0; unit < 3; unit++) {
+      clock.advance(1);
+      ids.push(generator.next(), generator.next());
+    }
+    expect(ids.every((id) => id > 0n)).toBe(true);
+    expect(ids.map((id) => codec.decode(id).workerId)).toEqual([1, 1, 1, 1, 1, 1]);
+    expect(ids.every((id) => codec.decode(id).sequence < 2048)).toBe(true);
+    expect(isStrictlyIncreasing(ids)).toBe(true);
+  });
+});
+
 describe('sequenceStart at a floor and a ceiling', () => {
   it.each([
     ['on the floor', START + 5, START + 6],
