@@ -10,13 +10,13 @@ export {
   SnowflakeConfigError,
   SnowflakeError,
   TimestampOverflowError,
-  UnknownGeneratorError,
   UnsafeNumberError,
   WorkerIdInUseError,
   TransientSnowflakeError,
   WorkerUnavailableError,
   type WorkerUnavailableReason,
 } from './core/errors.js';
+export { UnknownGeneratorError } from './core/generator-name.errors.js';
 export type { SnowflakeIdForm } from './core/id-form.js';
 export { InvalidPublicIdError, InvalidSnowflakeTextError } from './forms/form.errors.js';
 export { format, parse } from './forms/format.js';

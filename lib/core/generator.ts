@@ -4,7 +4,6 @@ import { msAtTicks, ticksAtMs } from './time-units.js';
 import {
   BatchTooLargeError,
   ClockMovedBackError,
-  InvalidShardKeyError,
   SequenceExhaustedError,
   TimestampOverflowError,
   UnsafeNumberError,
@@ -13,14 +12,14 @@ import {
 import { assertNodeFits, type Layout } from './layout.js';
 import { nonNegativeOption } from './option-checks.js';
 import type { IssuePermit } from './permit.js';
-import { shardInLayout } from './shard-key.js';
+import { SequenceStarts } from './sequence-start.js';
+import { shardFieldOf, withShard } from './shard-key.js';
 import {
   assertBatchCount,
   sequenceStartOption,
   type GeneratorOptions,
   type GeneratorStats,
   type NextIdOptions,
-  type SequenceStart,
 } from './generator.options.js';
 
 export {
@@ -62,11 +61,7 @@ export class SnowflakeGenerator {
   private readonly sequenceShift: bigint;
   /** One step of the sequence in the ID: `1 << sequenceShift`, past the shard field. */
   private readonly step: bigint;
-  /** Offsets a unit's sequence may start at: 0 to `startSpan - 1`; 1 when it always starts at 0. */
-  private readonly startSpan: number;
-  private readonly startMode: SequenceStart;
-  private readonly random: () => number;
-  private rotation = 0;
+  private readonly starts: SequenceStarts;
   private readonly toleranceTicks: number;
   private readonly toleranceMs: number;
   private readonly maxSyncWaitMs: number;
@@ -93,10 +88,7 @@ export class SnowflakeGenerator {
     this.timestampShift = BigInt(layout.timestampShift);
     this.sequenceShift = BigInt(layout.sequenceShift);
     this.step = 1n << this.sequenceShift;
-    this.startMode = sequenceStartOption(options.sequenceStart);
-    // The lower half of the sequence: a unit keeps at least half its IDs, and the bits below the top one even out.
-    this.startSpan = this.startMode === 'zero' ? 1 : 2 ** (layout.sequenceBits - 1);
-    this.random = options.random ?? Math.random;
+    this.starts = new SequenceStarts(sequenceStartOption(options.sequenceStart), layout.sequenceBits, options.random);
     this.toleranceMs = nonNegativeOption(
       'clockBackToleranceMs',
       options.clockBackToleranceMs,
@@ -158,15 +150,7 @@ export class SnowflakeGenerator {
 
   /** The shard field's bits for a call's options: 0 without a key. @throws InvalidShardKeyError */
   shardBitsOf(options: NextIdOptions): bigint {
-    if (!Object.hasOwn(options, 'shardKey')) return 0n;
-    const key = options.shardKey;
-    if (key === undefined || key === null) {
-      throw new InvalidShardKeyError(
-        key,
-        '`shardKey` is given but empty; pass the key, or leave the option out for an ID without a shard (shard 0).',
-      );
-    }
-    return BigInt(shardInLayout(this.layout, key));
+    return shardFieldOf(this.layout, options);
   }
 
   /**
@@ -285,7 +269,7 @@ export class SnowflakeGenerator {
    * (`sequenceStart`), so at least half of them.
    */
   get perUnit(): number {
-    return this.maxSequence + 2 - this.startSpan;
+    return this.maxSequence + 2 - this.starts.span;
   }
 
   stats(): GeneratorStats {
@@ -339,21 +323,11 @@ export class SnowflakeGenerator {
     if (t > this.layout.maxTimestamp) throw new TimestampOverflowError(new Date(this.layout.lastTimestampMs));
     this.last = t;
     this.counters.issued++;
-    if (this.startSpan === 1) {
-      this.sequence = 0;
-      return (this.id = (BigInt(t) << this.timestampShift) | this.node);
-    }
     // Only a new unit starts at an offset: the IDs of the unit before all lie below it whatever the offset.
-    const start = this.startOffset();
+    const start = this.starts.next();
     this.sequence = start;
-    return (this.id = (BigInt(t) << this.timestampShift) | this.node | (BigInt(start) << this.sequenceShift));
-  }
-
-  private startOffset(): number {
-    if (this.startMode === 'rotating') return (this.rotation = (this.rotation + 1) % this.startSpan);
-    // A `random` outside [0, 1) (negative, NaN) must not put a negative or fractional offset in the sequence field.
-    const offset = Math.floor(this.random() * this.startSpan) % this.startSpan;
-    return offset >= 0 ? offset : 0;
+    const id = (BigInt(t) << this.timestampShift) | this.node;
+    return (this.id = start === 0 ? id : id | (BigInt(start) << this.sequenceShift));
   }
 
   private issueInSameTick(): bigint {
@@ -399,12 +373,6 @@ export class SnowflakeGenerator {
       if (expired) throw new SequenceExhaustedError(waitMs, maxWaitMs);
     }
   }
-}
-
-/** Sets the shard field of every ID in `ids` (issued with shard 0) to `shard`. */
-function withShard(shard: bigint, ids: bigint[]): bigint[] {
-  if (shard !== 0n) for (let i = 0; i < ids.length; i++) ids[i] |= shard;
-  return ids;
 }
 
 /** Runs `attempt` until it does not find the sequence used up, sleeping (not spinning) until the next time unit. */

@@ -1,4 +1,5 @@
 import { InvalidShardKeyError } from './errors.js';
+import type { NextIdOptions } from './generator.options.js';
 
 /**
  * A business key a shard is derived from: a user ID, a tenant, an account number.
@@ -115,4 +116,27 @@ export function shardInLayout(layout: { readonly shardBits: number }, key: Shard
     );
   }
   return shardOfKey(key, layout.shardBits);
+}
+
+/**
+ * The shard field's bits for a call's options: 0 without a key.
+ * @throws InvalidShardKeyError for an empty or unusable key, or a key on a layout without a shard field
+ * @internal
+ */
+export function shardFieldOf(layout: { readonly shardBits: number }, options: NextIdOptions): bigint {
+  if (!Object.hasOwn(options, 'shardKey')) return 0n;
+  const key = options.shardKey;
+  if (key === undefined || key === null) {
+    throw new InvalidShardKeyError(
+      key,
+      '`shardKey` is given but empty; pass the key, or leave the option out for an ID without a shard (shard 0).',
+    );
+  }
+  return BigInt(shardInLayout(layout, key));
+}
+
+/** Sets the shard field of every ID in `ids` (issued with shard 0) to `shard`. @internal */
+export function withShard(shard: bigint, ids: bigint[]): bigint[] {
+  if (shard !== 0n) for (let i = 0; i < ids.length; i++) ids[i] |= shard;
+  return ids;
 }

@@ -3,7 +3,7 @@ import { SnowflakeConfigError } from '../core/errors.js';
 import { SnowflakeCodec, type ComposeInput, type SnowflakeParts } from '../core/codec.js';
 import { SnowflakeGenerator, assertBatchCount, type GeneratorStats, type NextIdOptions } from '../core/generator.js';
 import type { Layout } from '../core/layout.js';
-import { shardInLayout, type ShardKey } from '../core/shard-key.js';
+import { shardInLayout, withShard, type ShardKey } from '../core/shard-key.js';
 import type { PublicIdForm } from '../forms/public-id.form.js';
 import { msAtTicks } from '../core/time-units.js';
 import { reportsLease, type LeaseStatus } from '../lease/lease.status.js';
@@ -196,8 +196,7 @@ export class IdService implements OnModuleInit, OnApplicationShutdown {
     // A lease switch while the batch waited continues under another worker ID, whose IDs may sort below the ones
     // before it. All are distinct; sorting restores the promised order.
     if (waited && !isIncreasing(out)) out.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-    if (shard !== 0n) for (let i = 0; i < out.length; i++) out[i] |= shard;
-    return out;
+    return withShard(shard, out);
   }
 
   /**

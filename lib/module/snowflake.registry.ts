@@ -1,7 +1,7 @@
 import { Injectable, Module } from '@nestjs/common';
 import type { ModuleRef } from '@nestjs/core';
 import { IdService } from './id.service.js';
-import { UnknownGeneratorError } from '../core/errors.js';
+import { UnknownGeneratorError } from '../core/generator-name.errors.js';
 import { DuplicateGeneratorNameError } from './snowflake.errors.js';
 import { DEFAULT_GENERATOR_NAME } from './snowflake.tokens.js';
 

@@ -16,7 +16,7 @@ import { SnowflakeConfigError } from '../../lib/core/errors.js';
 import { SnowflakeGraphQLModule } from '../../lib/graphql/snowflake-graphql.module.js';
 import { defineSnowflakeScalar, SnowflakeScalar } from '../../lib/graphql/snowflake.scalar.js';
 import { IdService } from '../../lib/module/id.service.js';
-import { UnknownGeneratorError } from '../../lib/core/errors.js';
+import { UnknownGeneratorError } from '../../lib/core/generator-name.errors.js';
 import { SnowflakeModule } from '../../lib/module/snowflake.module.js';
 import { getIdServiceToken } from '../../lib/module/snowflake.names.js';
 

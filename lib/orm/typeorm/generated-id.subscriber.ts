@@ -1,7 +1,7 @@
 import { ShardKeyMissingError } from '../../core/errors.js';
 import type { NextIdOptions } from '../../core/generator.options.js';
 import type { ShardKey } from '../../core/shard-key.js';
-import { UnknownGeneratorError } from '../../core/errors.js';
+import { UnknownGeneratorError } from '../../core/generator-name.errors.js';
 import { checkShard, issueOrWait, type IdIssuer } from '../id-issuer.js';
 import { GeneratedIdTypeError } from './generated-id.errors.js';
 import { DEFAULT_ISSUER, type IdIssuers } from './generated-id.issuers.js';
