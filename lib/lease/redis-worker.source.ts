@@ -21,7 +21,6 @@ import {
   RenewalObservers,
   renewalFailureCause,
   type LeaseRenewalListener,
-  type LeaseRenewalSample,
   type ObservesRenewals,
 } from './renewal-observers.js';
 import { ServerClock } from './server-clock.js';
@@ -213,13 +212,7 @@ export class RedisWorkerSource implements WorkerIdSource, ObservesRenewals {
     const lease = this.heldLease();
     if (lease === undefined) return;
     this.renewal.renewing = true;
-    // Read only when someone listens at the start: a listener added during the round trip sees the next one.
-    const sentMono = this.renewalObservers.active ? this.clocks.monotonicNow() : undefined;
-    const observe = (outcome: LeaseRenewalSample['outcome'], cause: string | null = null): void => {
-      if (sentMono === undefined) return;
-      const durationMs = this.clocks.monotonicNow() - sentMono;
-      this.renewalObservers.emit({ outcome, durationMs, cause, workerId: lease.workerId });
-    };
+    const observe = this.renewalObservers.time(() => this.clocks.monotonicNow(), lease.workerId);
     try {
       const wasFenced = isFenced(lease, this.clocks.monotonicNow());
       const outcome = await this.rounds!.extend(lease, this.toMs(this.context!.lastTimestamp()));

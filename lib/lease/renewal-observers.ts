@@ -59,6 +59,9 @@ export function renewalFailureCause(error: unknown): string {
  * The listeners of one lease. The lease asks {@link active} before it reads a clock for a sample, so that nobody
  * listening costs nothing.
  */
+/** Reports the outcome of one timed renewal. */
+export type RenewalReport = (outcome: LeaseRenewalSample['outcome'], cause?: string | null) => void;
+
 export class RenewalObservers {
   private readonly listeners = new Set<LeaseRenewalListener>();
 
@@ -75,6 +78,17 @@ export class RenewalObservers {
     return () => {
       this.listeners.delete(entry);
     };
+  }
+
+  /**
+   * Starts timing one renewal of `workerId`: the function returned reports its outcome to the listeners. Without
+   * listeners when it starts it reads no clock and reports nothing (a listener added during the round trip sees the
+   * next one).
+   */
+  time(monotonicNow: () => number, workerId: number): RenewalReport {
+    if (!this.active) return () => undefined;
+    const sentMono = monotonicNow();
+    return (outcome, cause = null) => this.emit({ outcome, durationMs: monotonicNow() - sentMono, cause, workerId });
   }
 
   emit(sample: LeaseRenewalSample): void {
