@@ -79,6 +79,11 @@ export async function claimLease(host: ClaimHost, excluded: readonly number[], a
     }
     host.settling(null);
     if (reply.kind === 'busy') continue;
+    if (reply.kind === 'wait') {
+      // A free ID lost its record: it is handed out once its last holder's IDs are covered by the time rule.
+      await host.sleeper.sleep(reply.waitMs + 5);
+      continue;
+    }
     if (reply.kind === 'mismatch') {
       throw new LeaseConfigMismatchError(settings.namespace, reply.recorded, settings.config, reply.live);
     }

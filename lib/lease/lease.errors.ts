@@ -1,4 +1,5 @@
 import { SnowflakeError, TransientSnowflakeError } from '../core/errors.js';
+import { contractDifferences } from './lease.contract.js';
 
 /**
  * Every worker ID of the namespace is held by a live lease.
@@ -30,9 +31,10 @@ export class LeaseExhaustedError extends TransientSnowflakeError {
 }
 
 /**
- * The namespace is in use by instances with another layout or lease TTL. Every instance of a namespace must share
- * both: a reused worker ID's floor only covers IDs of the same layout, and after a Redis data loss the namespace
- * settles for one TTL, which must outlast every holder's.
+ * The namespace is in use by instances with another contract: layout, `redis.ttlMs`, `redis.fenceMarginMs`,
+ * `clockBackToleranceMs` or `redis.maxClockOffsetMs`. Every instance of a namespace must share them: a reused worker
+ * ID's floor only covers IDs of the same layout, and the arithmetic that keeps IDs unique after a Redis data loss
+ * holds only when every holder fences and checks its clock by the same numbers.
  *
  * @publicApi
  */
@@ -45,11 +47,14 @@ export class LeaseConfigMismatchError extends SnowflakeError {
     readonly given: string,
     readonly liveLeases: number,
   ) {
+    const differences = contractDifferences(recorded, given);
     super(
-      `Namespace "${namespace}" is in use (${liveLeases} live leases) with ${recorded}, but this instance has ` +
-        `${given}. Every instance of a namespace must use the same layout and \`redis.ttlMs\`: use the same values, ` +
-        'or give this deployment its own `redis.namespace`. A namespace takes a new configuration once no lease ' +
-        'in it is live (every instance stopped).',
+      `Namespace "${namespace}" is in use (${liveLeases} live leases) with another contract than this instance's ` +
+        `(${differences.length > 0 ? differences.join('; ') : `${recorded} against ${given}`}). Every instance of a ` +
+        'namespace must use the same layout, `redis.ttlMs`, `redis.fenceMarginMs`, `clockBackToleranceMs` and ' +
+        '`redis.maxClockOffsetMs`: use the same values (set them explicitly where a default derives from ttlMs), ' +
+        'or give this deployment its own `redis.namespace`. A namespace takes a new contract once no lease in it ' +
+        'is live (every instance stopped).',
     );
   }
 }

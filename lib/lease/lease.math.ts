@@ -19,6 +19,15 @@ export function fenceAtMono(sentMono: number, timing: Timing): number {
 }
 
 /**
+ * When to renew after a confirmed renewal, given how long is left until the new fence: one renew interval, or
+ * sooner when a slow round trip left less than two intervals before the fence (at once when the reply came after
+ * it), so that a slow renewal does not leave the lease fenced until the next one.
+ */
+export function nextRenewalInMs(untilFenceMs: number, timing: Pick<LeaseSettings, 'renewIntervalMs'>): number {
+  return Math.min(timing.renewIntervalMs, Math.max(0, Math.floor(untilFenceMs - timing.renewIntervalMs)));
+}
+
+/**
  * The ceiling a claim or renewal stores: one TTL above the holder's clock or its last timestamp, whichever is
  * higher (a clock that jumped ahead issued up to there already). `lastMs` is -1 when nothing was issued.
  */

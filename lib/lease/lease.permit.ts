@@ -7,7 +7,7 @@ import type { ServerClock } from './server-clock.js';
  * may have lapsed (its fence time has come on the monotonic clock) or the wall clock `nowMs` disagrees with the
  * server's beyond the bound, which also asks for an early renewal to measure again.
  *
- * @throws WorkerUnavailableError with the reason: settling, stopped, switching, clock or fenced
+ * @throws WorkerUnavailableError with the reason: settling, stopped, lost, switching, clock or fenced
  */
 export function permittedCeiling(
   phase: LeasePhase,
@@ -20,7 +20,8 @@ export function permittedCeiling(
 ): number {
   if (phase.name !== 'held') {
     if (phase.name === 'settling') throw new WorkerUnavailableError('settling', `namespace "${namespace}"`);
-    throw new WorkerUnavailableError(phase.name === 'released' ? 'stopped' : 'switching');
+    if (phase.name === 'released') throw new WorkerUnavailableError('stopped');
+    throw new WorkerUnavailableError(phase.name === 'lost' ? 'lost' : 'switching');
   }
   if (serverClock.skewMs(nowMs, mono) > serverClock.boundMs) {
     renewEarly();

@@ -24,6 +24,8 @@ export interface HeldLease {
   fenceAt: number;
   /** Redis server ms at which the lease lapses. */
   serverExpiry: number;
+  /** The revision the last claim or renewal wrote on the record: a record that shows another was rolled back. */
+  rev: string;
   /** Ends the process-wide tracking of this ID, keeping the last timestamp as the process's own mark. */
   untrack: (finalMs: number) => void;
 }

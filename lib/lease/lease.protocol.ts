@@ -18,7 +18,7 @@ export type { RenewReply, RenewRequest } from './scripts/renew.script.js';
 export class LeaseProtocol {
   constructor(
     private readonly keys: LeaseKeys,
-    private readonly settings: Pick<LeaseSettings, 'ttlMs' | 'config' | 'idCount'>,
+    private readonly settings: Pick<LeaseSettings, 'ttlMs' | 'config' | 'idCount' | 'fenceMarginMs'>,
   ) {}
 
   /** KEYS of every script: meta, cursor, expiry. */

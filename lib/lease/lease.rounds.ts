@@ -78,6 +78,7 @@ export class LeaseRounds {
       ceilingTicks: ticksAtMs(this.layout, ceilingMs),
       fenceAt: fenceAtMono(round.sentMono, this.settings),
       serverExpiry: reply.expiry,
+      rev: reply.rev,
       untrack: () => undefined,
     };
     lease.untrack = trackHeld(recordKey, () => lastMsOf(lease));
@@ -101,6 +102,7 @@ export class LeaseRounds {
       marker: lease.marker,
       previousExpiry: lease.serverExpiry,
       marginMs: this.settings.fenceMarginMs,
+      rev: lease.rev,
     });
     this.observe(sent, reply);
     if (reply.kind === 'lost') return { kind: 'lost', reason: reply.reason };
@@ -112,6 +114,7 @@ export class LeaseRounds {
     lease.ceilingTicks = ticksAtMs(this.layout, lease.ceilingMs);
     lease.fenceAt = fenceAtMono(sent.mono, this.settings);
     lease.serverExpiry = reply.expiry;
+    lease.rev = reply.rev;
     return { kind: reply.kind };
   }
 
@@ -162,7 +165,12 @@ export function describeLoss(reason: string): string {
     case 'taken':
       return 'another instance holds it now';
     case 'config':
-      return 'the namespace took another layout or TTL while this holder was paused past its lease';
+      return 'the namespace runs another contract (layout, TTL, fence margin or clock settings) than this instance';
+    case 'rollback':
+      return (
+        'Redis rolled its data back (a reload or restore in the same process) and handed the ID to another ' +
+        'instance; the namespace settles again'
+      );
     default:
       return reason;
   }

@@ -2,6 +2,7 @@ import { SnowflakeConfigError } from '../core/errors.js';
 import { DEFAULTS } from '../core/defaults.js';
 import type { Layout } from '../core/layout.js';
 import { nonNegativeOption, positiveOption, rejectUnknownKeys } from '../core/option-checks.js';
+import { MAX_CLOCK_OFFSET_MS, MAX_TTL_MS, clockReserveMs, contractOf } from './lease.contract.js';
 import { lowCapacityAtFree } from './lease.math.js';
 import type { RedisClientLike, RedisLeaseOptions } from './lease.options.js';
 
@@ -38,8 +39,8 @@ export interface LeaseSettings {
   idCount: number;
   /**
    * What every holder of the namespace must share, recorded in Redis: the layout (a reused ID's floor only covers
-   * IDs of the same layout) and the TTL (settling after a data loss lasts one TTL, which must outlast every
-   * holder's fence).
+   * IDs of the same layout) and every number of the safety argument (TTL, fence margin, clock-back tolerance, clock
+   * bound). See lease.contract.ts.
    */
   config: string;
 }
@@ -119,6 +120,14 @@ export function resolveLeaseSettings(
   }
   const ttlMs = positiveOption('redis.ttlMs', options.ttlMs, 10_000);
   if (ttlMs < 1000) throw new SnowflakeConfigError('redis.ttlMs', `must be at least 1000 ms, got ${ttlMs}.`);
+  if (ttlMs > MAX_TTL_MS) {
+    throw new SnowflakeConfigError(
+      'redis.ttlMs',
+      `must be at most ${MAX_TTL_MS} ms, got ${ttlMs}: after a Redis data loss a namespace settles for a fixed ` +
+        'time that must outlast every holder\'s lease, whatever each instance is configured with. Use a TTL of ' +
+        `${MAX_TTL_MS} ms or less (a holder then rides out a Redis outage of up to ttlMs - fenceMarginMs).`,
+    );
+  }
   const renewIntervalMs = positiveOption('redis.renewIntervalMs', options.renewIntervalMs, Math.floor(ttlMs / 4));
   const fenceMarginMs = positiveOption('redis.fenceMarginMs', options.fenceMarginMs, Math.floor(ttlMs / 5));
   if (renewIntervalMs + fenceMarginMs >= ttlMs) {
@@ -131,6 +140,7 @@ export function resolveLeaseSettings(
   const { clockBackToleranceMs, maxClockOffsetMs } = resolveClockBounds(
     options,
     layout,
+    ttlMs,
     fenceMarginMs,
     givenClockBackToleranceMs,
   );
@@ -169,7 +179,7 @@ export function resolveLeaseSettings(
     clockBackToleranceMs,
     confirmWithSentinels: options.confirmWithSentinels !== false,
     idCount,
-    config: leaseConfig(layout, ttlMs),
+    config: contractOf({ ttlMs, fenceMarginMs, clockBackToleranceMs, maxClockOffsetMs }, layout),
   };
 }
 
@@ -195,11 +205,13 @@ function lowCapacityWarningOption(value: unknown, idCount: number): number {
  * The clock bounds of a lease and the check that they fit together. After a data loss, a holder from before it
  * issued its last ID before its fence, at least `fenceMarginMs` before settling ends, with a timestamp at most
  * `maxClockOffsetMs + clockBackToleranceMs` ahead of the Redis server's clock; the next holder issues at least
- * `maxClockOffsetMs` (and one time unit) behind it. The margin must cover both.
+ * `maxClockOffsetMs` (and one time unit) behind it. The margin must cover both, and a reserve for `TIME`'s rounding
+ * and the drift of the monotonic clock over one TTL (lease.contract.ts).
  */
 function resolveClockBounds(
   options: RedisLeaseOptions,
   layout: Layout,
+  ttlMs: number,
   fenceMarginMs: number,
   givenClockBackToleranceMs: unknown,
 ): { clockBackToleranceMs: number; maxClockOffsetMs: number } {
@@ -208,27 +220,29 @@ function resolveClockBounds(
     givenClockBackToleranceMs,
     Math.min(DEFAULTS.clockBackToleranceMs, Math.floor(fenceMarginMs / 2)),
   );
-  const room = fenceMarginMs - clockBackToleranceMs - layout.timeUnitMs;
-  const maxClockOffsetMs = positiveOption('redis.maxClockOffsetMs', options.maxClockOffsetMs, Math.floor(room / 2));
+  const reserveMs = clockReserveMs(ttlMs);
+  const room = fenceMarginMs - clockBackToleranceMs - layout.timeUnitMs - reserveMs;
+  const maxClockOffsetMs = positiveOption(
+    'redis.maxClockOffsetMs',
+    options.maxClockOffsetMs,
+    Math.min(MAX_CLOCK_OFFSET_MS, Math.floor(room / 2)),
+  );
+  if (maxClockOffsetMs > MAX_CLOCK_OFFSET_MS) {
+    throw new SnowflakeConfigError(
+      'redis.maxClockOffsetMs',
+      `must be at most ${MAX_CLOCK_OFFSET_MS} ms, got ${maxClockOffsetMs}: settling after a data loss covers clocks ` +
+        'that agree with the Redis server\'s within that. Synchronise the clocks (NTP) instead.',
+    );
+  }
   if (maxClockOffsetMs < 1 || 2 * maxClockOffsetMs > room) {
     throw new SnowflakeConfigError(
       'redis.fenceMarginMs',
       `fenceMarginMs (${fenceMarginMs}) must be at least clockBackToleranceMs (${clockBackToleranceMs}) + 2 × ` +
-        `redis.maxClockOffsetMs (${options.maxClockOffsetMs ?? 'derived'}) + the time unit (${layout.timeUnitMs} ms), ` +
-        'or IDs issued before a Redis data loss could repeat after it. Raise redis.fenceMarginMs (or redis.ttlMs), ' +
-        'lower clockBackToleranceMs, or lower redis.maxClockOffsetMs.',
+        `redis.maxClockOffsetMs (${options.maxClockOffsetMs ?? 'derived'}) + the time unit (${layout.timeUnitMs} ms) ` +
+        `+ a reserve of ${reserveMs} ms (TIME's rounding and clock drift over one TTL), or IDs issued before a Redis ` +
+        'data loss could repeat after it. Raise redis.fenceMarginMs (or redis.ttlMs), lower clockBackToleranceMs, ' +
+        'or lower redis.maxClockOffsetMs.',
     );
   }
   return { clockBackToleranceMs, maxClockOffsetMs };
-}
-
-/** The namespace configuration string, readable in error messages and in Redis (`HGET …:meta config`). @internal */
-export function leaseConfig(layout: Layout, ttlMs: number): string {
-  const { timestampBits, datacenterBits, workerBits, sequenceBits, shardBits, timeUnitMs, epoch } = layout;
-  // A shard field is written only when there is one, so namespaces recorded before it existed still match.
-  const shard = shardBits > 0 ? `/${shardBits}` : '';
-  return (
-    `ttlMs=${ttlMs} layout=${timestampBits}/${datacenterBits}/${workerBits}/${sequenceBits}${shard} ` +
-    `unit=${timeUnitMs}ms epoch=${epoch}`
-  );
 }

@@ -9,7 +9,8 @@ import { CapacityGauge } from './capacity-gauge.js';
 import { claimLease, type ClaimHost } from './claim-loop.js';
 import { RedisLeaseBackend, type LeaseBackend } from './lease.backend.js';
 import { leaseKeys, type LeaseKeys } from './lease.keys.js';
-import { leaseBackoff } from './lease.math.js';
+import { SETTLE_AFTER_LOSS_MS } from './lease.contract.js';
+import { leaseBackoff, nextRenewalInMs } from './lease.math.js';
 import { permittedCeiling } from './lease.permit.js';
 import { isFenced, type HeldLease, type LeasePhase } from './lease.phase.js';
 import { describeLease, type LeaseStatus } from './lease.status.js';
@@ -171,8 +172,8 @@ export class RedisWorkerSource implements WorkerIdSource, ObservesRenewals {
     const lease = this.heldLease();
     if (lease !== undefined && !isFenced(lease, this.clocks.monotonicNow())) return Promise.resolve();
     if (this.isStopped()) return Promise.reject(new WorkerUnavailableError('stopped'));
-    // Long enough for a re-claim after data loss: one ttl of settling, a floor wait, and a few retries.
-    const limitMs = 3 * this.settings.ttlMs + this.settings.maxFloorWaitMs;
+    // Long enough for a re-claim after data loss: settling, a floor wait, and a few retries.
+    const limitMs = SETTLE_AFTER_LOSS_MS + this.settings.ttlMs + this.settings.maxFloorWaitMs;
     return this.waiters.wait(limitMs, () => {
       const state = this.leaseStatus().state;
       const reason = state === 'settling' ? 'settling' : state === 'fenced' ? 'fenced' : 'lost';
@@ -241,7 +242,7 @@ export class RedisWorkerSource implements WorkerIdSource, ObservesRenewals {
       this.lastRenewalAt = this.clocks.now();
       this.lastError = null;
       this.waiters.resolveAll();
-      this.renewal.schedule(this.settings.renewIntervalMs);
+      this.renewal.schedule(nextRenewalInMs(lease.fenceAt - this.clocks.monotonicNow(), this.settings));
     } catch (error) {
       observe('failed', renewalFailureCause(error));
       this.lastError = message(error);

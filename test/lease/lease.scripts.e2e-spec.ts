@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis';
+import { SETTLE_AFTER_LOSS_MS } from '../../lib/lease/lease.contract.js';
 import { LeaseProtocol, type RenewRequest } from '../../lib/lease/lease.protocol.js';
 import { CLAIM_SCRIPT, NOTE_SCRIPT, RELEASE_SCRIPT, RENEW_SCRIPT } from '../../lib/lease/lease.scripts.js';
 import { RedisServer } from '../support/redis-server.js';
@@ -14,6 +15,7 @@ describe('lease scripts (real redis-server)', () => {
   let n = 0;
   let tag: string;
   const TTL = 1000;
+  const MARGIN = 200;
   const CONFIG = 'ttlMs=1000 layout=test';
 
   const keys = () => ({
@@ -23,7 +25,7 @@ describe('lease scripts (real redis-server)', () => {
     recordPrefix: `snowflake:{${tag}}:w:`,
   });
   const protocol = (idCount: number, config = CONFIG, ttlMs = TTL) =>
-    new LeaseProtocol(keys(), { ttlMs, config, idCount });
+    new LeaseProtocol(keys(), { ttlMs, config, idCount, fenceMarginMs: MARGIN });
   const evalScript = async (lua: string, p: LeaseProtocol, args: (string | number)[]) =>
     (await redis.eval(lua, 3, ...p.scriptKeys, ...args)) as unknown[];
 
@@ -48,7 +50,9 @@ describe('lease scripts (real redis-server)', () => {
     const full: RenewRequest = {
       ceilingMs: Date.now() + TTL,
       previousExpiry: 0,
-      marginMs: 200,
+      marginMs: MARGIN,
+      // An honest holder sends the revision it last wrote, which the record shows unless it was rolled back.
+      rev: (await redis.hget(keys().recordPrefix + request.id, 'rev')) ?? '0',
       ...request,
     };
     return LeaseProtocol.decodeRenew(await evalScript(RENEW_SCRIPT, p, p.renewArgs(full, `fresh-${Math.random()}`)));
@@ -63,7 +67,7 @@ describe('lease scripts (real redis-server)', () => {
     LeaseProtocol.decodeNote(await evalScript(NOTE_SCRIPT, protocol(4), protocol(4).noteArgs(id, lastMs, 'fresh')));
 
   /** Ends the namespace's settling by backdating its marker. */
-  const settle = async () => redis.hset(keys().meta, 'created', Date.now() - 10 * TTL);
+  const settle = async () => redis.hset(keys().meta, 'created', Date.now() - SETTLE_AFTER_LOSS_MS - 10);
 
   /** A namespace past its first-use settling. */
   async function settledNamespace(): Promise<void> {
@@ -86,11 +90,12 @@ describe('lease scripts (real redis-server)', () => {
     await settledNamespace();
   });
 
-  it('ends every reply with the server time and the Redis process run_id', async () => {
+  it('ends every reply with the server time, the Redis process run_id and its replication ID', async () => {
     const before = Date.now();
     const reply = await held('a');
     const info = await redis.info('server');
     expect(reply.runId).toBe(/run_id:(\w+)/.exec(info)![1]);
+    expect(reply.replId).toBe(/master_replid:(\w+)/.exec(await redis.info('replication'))![1]);
     expect(reply.serverMs).toBeGreaterThanOrEqual(before - 5);
     expect(reply.serverMs).toBeLessThanOrEqual(Date.now() + 5);
   });
@@ -127,27 +132,61 @@ describe('lease scripts (real redis-server)', () => {
       expect(await renew({ id: a.id, token: 'a', marker: a.marker })).toMatchObject({ kind: 'lost', reason: 'marker' });
     });
 
-    it('deleting the record of an expired ID makes the namespace settle when a claim meets it', async () => {
+    it('a released ID whose record was deleted waits one fence margin, then is handed out without a new marker', async () => {
       const a = await held('a', 1);
-      await release(a.id, 'a', Date.now() + 3000);
+      await release(a.id, 'a', Date.now());
       await redis.del(keys().recordPrefix + '0');
-      // The only candidate lost its floor (the last timestamp written on release): never handed out as free.
-      expect((await claim('b', 1)).kind).toBe('settling');
-      expect(await redis.hget(keys().meta, 'marker')).not.toBe(a.marker);
+      // The record carried the last timestamp; without it the time rule covers the ID one margin after release.
+      const early = await claim('b', 1);
+      expect(early.kind).toBe('wait');
+      if (early.kind !== 'wait') throw new Error('unreachable');
+      expect(early.waitMs).toBeGreaterThan(0);
+      expect(early.waitMs).toBeLessThanOrEqual(MARGIN);
+      await new Promise((resolve) => setTimeout(resolve, early.waitMs + 5));
+      const later = await claim('b', 1);
+      expect(later).toMatchObject({ kind: 'ok', id: 0, floorMs: -1, marker: a.marker });
+      expect(await redis.hget(keys().meta, 'marker')).toBe(a.marker);
     });
 
-    it("deleting a live holder's record makes the namespace settle; the holder takes its ID back at once", async () => {
+    it('a spent cursor and records evicted again and again never make the namespace settle for ever', async () => {
+      // Every ID claimed once, then released: the cursor is spent and the expiry set holds every ID as free.
+      const first = [await held('a', 2), await held('b', 2)];
+      const marker = first[0].marker;
+      for (const [i, lease] of first.entries()) await release(lease.id, i === 0 ? 'a' : 'b', Date.now() - 5000);
+      await redis.zadd(keys().expiry, Date.now() - 5000, '0', Date.now() - 5000, '1');
+      // Eviction takes the records of free IDs first (nothing reads them); claims recover at once, every time.
+      for (let round = 0; round < 5; round++) {
+        await redis.del(keys().recordPrefix + '0', keys().recordPrefix + '1');
+        const reply = await claim(`c${round}`, 2);
+        expect(reply).toMatchObject({ kind: 'ok', floorMs: -1, marker });
+        if (reply.kind !== 'ok') throw new Error('unreachable');
+        await release(reply.id, `c${round}`, Date.now() - 5000);
+        await redis.zadd(keys().expiry, Date.now() - 5000, String(reply.id));
+      }
+      expect(await redis.hget(keys().meta, 'marker')).toBe(marker);
+    });
+
+    it("a live holder whose record was deleted writes it again at its next renewal; nobody settles", async () => {
       const a = await held('a');
-      const b = await held('b');
+      await held('b');
       await redis.del(keys().recordPrefix + a.id);
       const renewal = await renew({ id: a.id, token: 'a', marker: a.marker, previousExpiry: a.expiry });
-      expect(renewal.kind).toBe('recovered');
+      expect(renewal.kind).toBe('ok');
       expect(await redis.hget(keys().recordPrefix + a.id, 'token')).toBe('a');
-      // Everyone else settles: no claim succeeds until the earlier holders have renewed or fenced.
-      expect((await claim('c', 4)).kind).toBe('settling');
-      expect((await renew({ id: b.id, token: 'b', marker: b.marker, previousExpiry: b.expiry })).kind).toBe(
-        'recovered',
-      );
+      expect(await redis.hget(keys().meta, 'marker')).toBe(a.marker);
+      // The live lease is never handed out meanwhile: its expiry entry stands.
+      expect(await claim('c', 4)).toMatchObject({ kind: 'ok', id: 2 });
+    });
+
+    it("a holder whose record is gone and whose expiry entry is another's loses the ID, without a new marker", async () => {
+      const a = await held('a');
+      await redis.del(keys().recordPrefix + a.id);
+      await redis.zadd(keys().expiry, a.expiry + 1, String(a.id));
+      expect(await renew({ id: a.id, token: 'a', marker: a.marker, previousExpiry: a.expiry })).toMatchObject({
+        kind: 'lost',
+        reason: 'missing',
+      });
+      expect(await redis.hget(keys().meta, 'marker')).toBe(a.marker);
     });
 
     it('a namespace whose keys all survived passes the check on every script', async () => {
@@ -237,7 +276,7 @@ describe('lease scripts (real redis-server)', () => {
       for (const [i, lease] of leases.entries()) {
         const p = protocol(40);
         const request = { id: lease.id, token: `t${i}`, marker: lease.marker, previousExpiry: lease.expiry };
-        const full = { ceilingMs: Date.now(), marginMs: 200, ...request };
+        const full = { ceilingMs: Date.now(), marginMs: MARGIN, rev: '0', ...request };
         const reply = LeaseProtocol.decodeRenew(await evalScript(RENEW_SCRIPT, p, p.renewArgs(full, 'fresh')));
         expect(reply.kind).toBe('recovered');
       }
@@ -258,19 +297,17 @@ describe('lease scripts (real redis-server)', () => {
     await release(a.id, 'a', now);
     expect((await claim('b', 4, other)).kind).toBe('ok');
     expect(await redis.hget(meta, 'config')).toBe(other.config);
-    expect(await redis.hget(meta, 'settleMs')).toBe('2000');
   });
 
-  it('keeps the configuration and the longer settling time of a meta that survived a restart', async () => {
+  it('keeps the contract of a meta that survived a restart, and settles the fixed time whoever restarted it', async () => {
     const a = await held('a');
     const { meta } = keys();
-    await redis.hset(meta, 'settleMs', 5000);
     // As after a restart with persistence: the meta names another Redis process.
     await redis.hset(meta, 'server', 'an-earlier-process');
     const other = { config: 'ttlMs=500 layout=test', ttl: 500 };
-    expect(await claim('b', 4, other)).toMatchObject({ kind: 'mismatch', recorded: CONFIG, live: 1 });
+    expect((await claim('b', 4, other)).kind).toBe('settling');
     expect(await redis.hget(meta, 'config')).toBe(CONFIG);
-    expect(await redis.hget(meta, 'settleMs')).toBe('5000');
+    expect(await redis.hget(meta, 'settleMs')).toBe(String(SETTLE_AFTER_LOSS_MS));
     expect(await redis.hget(meta, 'marker')).not.toBe(a.marker);
     // The holder from before the restart sees the new marker at its next renewal, and takes its ID back with proof.
     expect(await renew({ id: a.id, token: 'a', marker: a.marker })).toMatchObject({ kind: 'lost', reason: 'marker' });
@@ -282,6 +319,97 @@ describe('lease scripts (real redis-server)', () => {
     expect((await renew({ id: a.id, token: 'a', marker: a.marker })).kind).toBe('ok');
     await redis.hset(keys().meta, 'config', 'ttlMs=2000 layout=test');
     expect(await renew({ id: a.id, token: 'a', marker: a.marker })).toMatchObject({ kind: 'lost', reason: 'config' });
+  });
+
+  describe('the contract after a data loss: no script that arrives first shortens settling or takes an ID early', () => {
+    const FLEET = 'ttlMs=3000 fenceMarginMs=600 layout=test';
+    const CANARY = { config: 'ttlMs=1000 fenceMarginMs=200 layout=test', ttl: 1000 };
+
+    it('a canary with a shorter TTL that sends the first script after FLUSHALL settles as long as anyone', async () => {
+      const a = await held('a', 4);
+      await redis.hset(keys().meta, 'config', FLEET);
+      await redis.flushall();
+      const first = await claim('canary', 4, CANARY);
+      expect(first.kind).toBe('settling');
+      if (first.kind !== 'settling') throw new Error('unreachable');
+      // Not the canary's own TTL: the fixed time that outlasts every holder's fence, whatever its settings.
+      expect(first.waitMs).toBeGreaterThan(SETTLE_AFTER_LOSS_MS - 100);
+      expect(await redis.hget(keys().meta, 'settleMs')).toBe(String(SETTLE_AFTER_LOSS_MS));
+      // The fleet's holder takes its ID back and its contract replaces the one the canary's script recorded.
+      const back = await renew({ id: a.id, token: 'a', marker: a.marker, previousExpiry: a.expiry }, FLEET);
+      expect(back.kind).toBe('recovered');
+      expect(await redis.hget(keys().meta, 'config')).toBe(FLEET);
+      await settle();
+      // Settled: the canary is the one refused; the fleet renews on.
+      expect(await claim('canary', 4, CANARY)).toMatchObject({ kind: 'mismatch', recorded: FLEET, live: 1 });
+      if (back.kind === 'lost') throw new Error('unreachable');
+      const next = await renew({ id: a.id, token: 'a', marker: back.marker, previousExpiry: back.expiry }, FLEET);
+      expect(next.kind).toBe('ok');
+    });
+
+    it('a holder that took its ID back under one contract refuses a second holder with another', async () => {
+      const a = await held('a', 4);
+      const b = await held('b', 4);
+      await redis.flushall();
+      expect((await renew({ id: a.id, token: 'a', marker: a.marker, previousExpiry: a.expiry })).kind).toBe(
+        'recovered',
+      );
+      expect(
+        await renew({ id: b.id, token: 'b', marker: b.marker, previousExpiry: b.expiry }, CANARY.config),
+      ).toMatchObject({ kind: 'lost', reason: 'config' });
+    });
+  });
+
+  describe('a rollback in the same process (run_id unchanged) is a loss', () => {
+    it("a holder whose record shows an older revision than it wrote starts a new marker and keeps its ID", async () => {
+      const a = await held('a');
+      const before = await redis.hgetall(keys().recordPrefix + a.id);
+      const renewed = await renew({ id: a.id, token: 'a', marker: a.marker, previousExpiry: a.expiry });
+      if (renewed.kind === 'lost') throw new Error(JSON.stringify(renewed));
+      // The record comes back as it was before the renewal (DEBUG RELOAD, a restore into the running process).
+      await redis.hset(keys().recordPrefix + a.id, before);
+      const after = await renew({
+        id: a.id,
+        token: 'a',
+        marker: a.marker,
+        previousExpiry: renewed.expiry,
+        rev: renewed.rev,
+      });
+      expect(after.kind).toBe('recovered');
+      expect(await redis.hget(keys().meta, 'marker')).not.toBe(a.marker);
+      expect((await claim('newcomer', 4)).kind).toBe('settling');
+    });
+
+    it('a holder whose live lease another token owns under the same marker stops and makes the namespace settle', async () => {
+      const a = await held('a', 1);
+      // Rolled back to before the claim, then claimed by a waiting instance: the record names another owner.
+      await redis.hset(keys().recordPrefix + a.id, 'token', 'waiting-instance');
+      expect(
+        await renew({ id: a.id, token: 'a', marker: a.marker, previousExpiry: a.expiry, rev: a.rev }),
+      ).toMatchObject({ kind: 'lost', reason: 'rollback' });
+      expect(await redis.hget(keys().meta, 'marker')).not.toBe(a.marker);
+    });
+
+    it('a resync from a stale node (REPLICAOF, then REPLICAOF NO ONE) changes the replication ID: a new marker', async () => {
+      const stale = await RedisServer.start();
+      try {
+        const a = await held('a');
+        await redis.call('REPLICAOF', '127.0.0.1', String(stale.port));
+        const deadline = Date.now() + 10_000;
+        while (Date.now() < deadline && !/master_link_status:up/.test(await redis.info('replication'))) {
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        await redis.call('REPLICAOF', 'NO', 'ONE');
+        // The stale node's data replaced ours in the same process: the same run_id, another replication ID.
+        const reply = await claim('waiting', 4);
+        expect(reply.kind).toBe('settling');
+        expect(reply.runId).toBe(a.runId);
+        expect(reply.replId).not.toBe(a.replId);
+      } finally {
+        await redis.call('REPLICAOF', 'NO', 'ONE').catch(() => undefined);
+        await stale.dispose();
+      }
+    });
   });
 
   it('passes over an excluded ID at the cursor, keeping it claimable later', async () => {

@@ -8,6 +8,7 @@ import type {
   RenewRequest,
   ServerStamp,
 } from '../../lib/lease/lease.protocol.js';
+import { SETTLE_AFTER_LOSS_MS } from '../../lib/lease/lease.contract.js';
 
 interface Entry {
   token: string | null;
@@ -15,6 +16,7 @@ interface Entry {
   ceiling: number;
   noted: number;
   expiry: number;
+  rev: string;
 }
 
 /**
@@ -31,6 +33,7 @@ export class MemoryLeaseBackend implements LeaseBackend {
   private marker = 'm0';
   private settlingUntil = 0;
   private markers = 0;
+  private revs = 0;
 
   constructor(
     private readonly idCount: number,
@@ -43,11 +46,11 @@ export class MemoryLeaseBackend implements LeaseBackend {
     return Promise.resolve();
   }
 
-  /** Redis lost everything: a new marker, and the namespace settles for one TTL. */
+  /** Redis lost everything: a new marker, and the namespace settles (as long as the scripts make it). */
   loseData(): void {
     this.entries.clear();
     this.marker = `m${++this.markers}`;
-    this.settlingUntil = this.now() + this.ttlMs;
+    this.settlingUntil = this.now() + SETTLE_AFTER_LOSS_MS;
   }
 
   /** Another holder takes `id` (an operator's mistake, or a holder paused past its lease). */
@@ -69,8 +72,16 @@ export class MemoryLeaseBackend implements LeaseBackend {
         const floorMs = entry === undefined ? -1 : Math.max(entry.ceiling, entry.noted);
         const expiry = now + this.ttlMs;
         const ceiling = Math.max(request.holderNowMs, floorMs) + this.ttlMs;
-        this.entries.set(id, { token: request.token, marker: this.marker, ceiling, noted: entry?.noted ?? -1, expiry });
-        return { kind: 'ok', id, floorMs, marker: this.marker, expiry, held: this.held(now) };
+        const rev = this.nextRev();
+        this.entries.set(id, {
+          token: request.token,
+          marker: this.marker,
+          ceiling,
+          noted: entry?.noted ?? -1,
+          expiry,
+          rev,
+        });
+        return { kind: 'ok', id, floorMs, marker: this.marker, expiry, held: this.held(now), rev };
       }
       const live = [...this.entries.values()].filter((entry) => entry.expiry > now).map((entry) => entry.expiry);
       return { kind: 'exhausted', held: this.held(now), soonestExpiry: live.length === 0 ? -1 : Math.min(...live) };
@@ -87,14 +98,16 @@ export class MemoryLeaseBackend implements LeaseBackend {
         }
         if (entry !== undefined && entry.token !== request.token) return { kind: 'lost', reason: 'taken' };
         const ceiling = Math.max(entry?.ceiling ?? -1, entry?.noted ?? -1, request.ceilingMs);
-        this.entries.set(request.id, { token: request.token, marker: this.marker, ceiling, noted: -1, expiry });
-        return { kind: 'recovered', expiry, marker: this.marker, held: this.held(now) };
+        const rev = this.nextRev();
+        this.entries.set(request.id, { token: request.token, marker: this.marker, ceiling, noted: -1, expiry, rev });
+        return { kind: 'recovered', expiry, marker: this.marker, held: this.held(now), rev };
       }
       if (entry === undefined) return { kind: 'lost', reason: 'missing' };
       if (entry.token !== request.token) return { kind: 'lost', reason: 'taken' };
       entry.ceiling = Math.max(entry.ceiling, request.ceilingMs);
       entry.expiry = expiry;
-      return { kind: 'ok', expiry, marker: this.marker, held: this.held(now) };
+      entry.rev = this.nextRev();
+      return { kind: 'ok', expiry, marker: this.marker, held: this.held(now), rev: entry.rev };
     });
   }
 
@@ -111,7 +124,14 @@ export class MemoryLeaseBackend implements LeaseBackend {
 
   note(id: number, lastMs: number): Promise<NoteReply> {
     return this.answer('note', (now) => {
-      const entry = this.entries.get(id) ?? { token: null, marker: this.marker, ceiling: -1, noted: -1, expiry: now };
+      const entry = this.entries.get(id) ?? {
+        token: null,
+        marker: this.marker,
+        ceiling: -1,
+        noted: -1,
+        expiry: now,
+        rev: '0',
+      };
       entry.ceiling = Math.max(entry.ceiling, lastMs);
       entry.noted = Math.max(entry.noted, lastMs);
       this.entries.set(id, entry);
@@ -131,6 +151,10 @@ export class MemoryLeaseBackend implements LeaseBackend {
     return Promise.resolve();
   }
 
+  private nextRev(): string {
+    return String(++this.revs);
+  }
+
   /** Live leases, as the scripts' ZCOUNT counts them. */
   private held(now: number): number {
     return [...this.entries.values()].filter((entry) => entry.expiry > now).length;
@@ -147,6 +171,6 @@ export class MemoryLeaseBackend implements LeaseBackend {
     this.calls[op]++;
     if (this.down) return Promise.reject(new Error('connection refused (test)'));
     const now = this.now();
-    return Promise.resolve({ ...body(now), serverMs: now, runId: 'memory' });
+    return Promise.resolve({ ...body(now), serverMs: now, runId: 'memory', replId: 'memory' });
   }
 }

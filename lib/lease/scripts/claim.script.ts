@@ -2,8 +2,10 @@ import { PRELUDE, commonArgs, stamp, unexpected, type CommonSettings, type Serve
 
 export type ClaimReply = ServerStamp &
   (
-    | { kind: 'ok'; id: number; floorMs: number; marker: string; expiry: number; held: number }
+    | { kind: 'ok'; id: number; floorMs: number; marker: string; expiry: number; held: number; rev: string }
     | { kind: 'settling'; waitMs: number }
+    /** A free ID's record is gone and its last holder may have issued until `waitMs` ago: claim again then. */
+    | { kind: 'wait'; waitMs: number }
     /** `soonestExpiry`: when the first live lease lapses, server ms (-1 when none is live). */
     | { kind: 'exhausted'; held: number; soonestExpiry: number }
     | { kind: 'mismatch'; recorded: string; live: number }
@@ -23,44 +25,49 @@ export interface ClaimRequest {
  * (`ZRANGEBYSCORE … LIMIT`, O(log N)), else reports exhaustion. Claims wait while the namespace settles after its
  * marker was (re)created, so that holders from before a Redis data loss have stopped first.
  *
- * The namespace records the configuration its holders run with (layout and TTL). A claim with another one is
- * refused while any lease is live: settling lasts the TTL of whoever recreates the marker, so a holder with a longer
- * TTL could still be issuing when it ends, and a reused ID under another layout would not be covered by its floor.
+ * The namespace records its contract (layout, TTL, fence margin, clock-back tolerance, clock bound). A claim with
+ * another one is refused while any lease is live; once none is, the namespace takes the new contract.
  *
- * ARGV[1..3] common, ARGV[4] record key prefix, ARGV[5] token, ARGV[6] ID count, ARGV[7] holder clock ms,
- * ARGV[8] host, ARGV[9] pid, ARGV[10] excluded IDs (comma-separated, may be empty)
+ * A free ID whose record is gone (deleted, evicted) is handed out without a floor once one fence margin has passed
+ * since its lease lapsed or was released: its last holder issued nothing after that, with timestamps no further
+ * ahead of the server's clock than the contract's clock bound and tolerance, which the margin covers (the time rule,
+ * as after a full loss). It never starts a new marker: a namespace whose records are evicted again and again still
+ * hands out IDs.
+ *
+ * ARGV[1..4] common, ARGV[5] record key prefix, ARGV[6] token, ARGV[7] ID count, ARGV[8] holder clock ms,
+ * ARGV[9] host, ARGV[10] pid, ARGV[11] excluded IDs (comma-separated, may be empty)
  *
  * Every answer that hands out an ID or reports exhaustion carries the number of live leases (`held`, this one
  * included), counted with one ZCOUNT on the expiry set against the server's `TIME` (O(log N), no scan); exhaustion
  * also carries the soonest expiry of a live lease, so that a claimer can wait for it instead of failing at once.
  *
- * Reply: {'ok', id, floor (previous ceiling, or -1), marker, expiry, held, now, run_id}
- *      | {'settling', wait ms, now, run_id} | {'exhausted', held, soonest expiry (or -1), now, run_id}
- *      | {'mismatch', the namespace's configuration, live leases, now, run_id}
- *      | {'busy', now, run_id} (live leases passed over at the cursor; claim again)
+ * Reply: {'ok', id, floor (previous ceiling, or -1), marker, expiry, held, rev, now, server}
+ *      | {'settling', wait ms, now, server} | {'wait', wait ms, now, server}
+ *      | {'exhausted', held, soonest expiry (or -1), now, server}
+ *      | {'mismatch', the namespace's contract, live leases, now, server}
+ *      | {'busy', now, server} (live leases passed over at the cursor; claim again)
  */
 export const CLAIM_SCRIPT = `${PRELUDE}
-local prefix, token, count = ARGV[4], ARGV[5], tonumber(ARGV[6])
-local holder_now, host, pid, excluded_list = tonumber(ARGV[7]), ARGV[8], ARGV[9], ARGV[10]
+local prefix, token, count = ARGV[5], ARGV[6], tonumber(ARGV[7])
+local holder_now, host, pid, excluded_list = tonumber(ARGV[8]), ARGV[9], ARGV[10], ARGV[11]
 local excluded = {}
 for id in string.gmatch(excluded_list, '[^,]+') do excluded[id] = true end
 local marker = ensure_marker()
 
-local recorded = redis.call('HGET', META, 'config')
-if recorded ~= CONFIG then
-  local live = redis.call('ZCOUNT', EXPIRY, '(' .. now, '+inf')
-  if recorded and live > 0 then return {'mismatch', recorded, live, now, server} end
-  -- No live holder: the namespace takes this configuration from now on, and its TTL as the settling time unless a
-  -- settling is under way.
-  redis.call('HSET', META, 'config', CONFIG)
-  if settling_left() == 0 then redis.call('HSET', META, 'settleMs', TTL) end
-end
-
 -- While the namespace settles no ID is handed out: not a never-used one, nor an expired one whose record may be
 -- stale. By the end of it, every holder from before a data loss has renewed (taking its ID back, or seeing it lost)
--- or fenced itself.
+-- or fenced itself. Settling comes before the contract: holders that take their IDs back during it decide the
+-- contract, not whoever sent the first script after the loss.
 local left = settling_left()
 if left > 0 then return {'settling', left, now, server} end
+
+local recorded = redis.call('HGET', META, 'config')
+if recorded ~= CONFIG then
+  local live = live_count()
+  if recorded and live > 0 then return {'mismatch', recorded, live, now, server} end
+  -- No live holder: the namespace takes this contract from now on.
+  redis.call('HSET', META, 'config', CONFIG)
+end
 
 local id = nil
 local floor = -1
@@ -90,38 +97,49 @@ end
 set_cursor(cursor)
 if id == nil then
   local offset = 0
+  local retry_at = nil
   while id == nil do
-    local found = redis.call('ZRANGEBYSCORE', EXPIRY, '-inf', now, 'LIMIT', offset, 8)
+    local found = redis.call('ZRANGEBYSCORE', EXPIRY, '-inf', now, 'WITHSCORES', 'LIMIT', offset, 8)
     if #found == 0 then break end
-    for _, candidate in ipairs(found) do
-      if not excluded[candidate] then id = candidate break end
+    for i = 1, #found, 2 do
+      local candidate, lapsed = found[i], tonumber(found[i + 1])
+      if not excluded[candidate] then
+        if redis.call('EXISTS', prefix .. candidate) == 1 then
+          id = candidate
+          floor = floor_of(prefix .. id)
+          break
+        end
+        -- The record is gone: the time rule covers the ID one fence margin after its lease lapsed or was released.
+        if lapsed + MARGIN <= now then
+          id = candidate
+          break
+        end
+        if retry_at == nil or lapsed + MARGIN < retry_at then retry_at = lapsed + MARGIN end
+      end
     end
-    offset = offset + #found
+    offset = offset + #found / 2
   end
   -- Never-used IDs remain beyond the ones passed over: not exhausted, the caller claims again at once.
   if id == nil and cursor < count then return {'busy', now, server} end
+  if id == nil and retry_at ~= nil then return {'wait', retry_at - now, now, server} end
   if id == nil then
     local soonest = redis.call('ZRANGEBYSCORE', EXPIRY, '(' .. now, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
     return {'exhausted', live_count(), tonumber(soonest[2] or '-1'), now, server}
   end
-  -- Every ID in the expiry set has a record: one that is gone was deleted, and with it the floor of that ID.
-  if redis.call('EXISTS', prefix .. id) == 0 then
-    new_marker()
-    return {'settling', settling_left(), now, server}
-  end
-  floor = floor_of(prefix .. id)
 end
 
 local key = prefix .. id
 local ceiling = math.max(holder_now, floor) + TTL
 local expiry = now + TTL
+local rev = next_rev()
 redis.call('HSET', key, 'token', token, 'marker', marker, 'ceiling', ceiling, 'floor', floor, 'claimed', now,
-  'host', host, 'pid', pid)
+  'host', host, 'pid', pid, 'rev', rev)
 set_expiry(id, expiry)
-return {'ok', tonumber(id), floor, marker, expiry, live_count(), now, server}
+redis.call('HSET', META, 'confirmed', 1)
+return {'ok', tonumber(id), floor, marker, expiry, live_count(), rev, now, server}
 `;
 
-/** The claim's arguments after the common three, in the order the Lua names them. */
+/** The claim's arguments after the common four, in the order the Lua names them. */
 export function claimArgs(
   settings: CommonSettings & { idCount: number },
   recordPrefix: string,
@@ -149,10 +167,13 @@ export function decodeClaim(reply: unknown[]): ClaimReply {
         marker: String(reply[3]),
         expiry: Number(reply[4]),
         held: Number(reply[5]),
-        ...stamp(reply, 6),
+        rev: String(reply[6]),
+        ...stamp(reply, 7),
       };
     case 'settling':
       return { kind: 'settling', waitMs: Number(reply[1]), ...stamp(reply, 2) };
+    case 'wait':
+      return { kind: 'wait', waitMs: Number(reply[1]), ...stamp(reply, 2) };
     case 'exhausted':
       return { kind: 'exhausted', held: Number(reply[1]), soonestExpiry: Number(reply[2]), ...stamp(reply, 3) };
     case 'mismatch':

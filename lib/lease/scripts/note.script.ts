@@ -7,12 +7,12 @@ export type NoteReply = ServerStamp & { kind: 'noted' };
  * them), so that whoever holds the ID next starts above it. A record that vanished with Redis's data is recreated
  * as an expired lease carrying the note.
  *
- * ARGV[1..3] common, ARGV[4] record key, ARGV[5] id, ARGV[6] last issued timestamp (holder ms)
+ * ARGV[1..4] common, ARGV[5] record key, ARGV[6] id, ARGV[7] last issued timestamp (holder ms)
  *
- * Reply: {'noted', now, run_id}
+ * Reply: {'noted', now, server}
  */
 export const NOTE_SCRIPT = `${PRELUDE}
-local key, id, last = ARGV[4], ARGV[5], tonumber(ARGV[6])
+local key, id, last = ARGV[5], ARGV[6], tonumber(ARGV[7])
 ensure_marker()
 local ceiling = tonumber(redis.call('HGET', key, 'ceiling') or '-1')
 local noted = tonumber(redis.call('HGET', key, 'noted') or '-1')
@@ -23,7 +23,7 @@ if redis.call('ZSCORE', EXPIRY, id) == false then set_expiry(id, now) end
 return {'noted', now, server}
 `;
 
-/** The note's arguments after the common three, in the order the Lua names them. */
+/** The note's arguments after the common four, in the order the Lua names them. */
 export function noteArgs(
   settings: CommonSettings,
   recordKey: string,

@@ -5,47 +5,58 @@
  * - ceilings and notes are the holder's own ID-time milliseconds, the frame the IDs carry, so a new holder
  *   compares its own timestamps with them however skewed the machines' clocks are.
  *
- * Keys, the same three for every script: KEYS[1] `meta` (hash: marker, created, settleMs, server, config, and the
- * mirrors `cursor` and `members` that reveal a partial loss), KEYS[2] `cursor` (the next never-used ID), KEYS[3]
- * `expiry` (sorted set ID → lease expiry). One hash per ID at `<recordPrefix><id>` (token, marker, ceiling, noted,
- * floor, claimed, host, pid).
+ * Keys, the same three for every script: KEYS[1] `meta` (hash: marker, created, settleMs, server, config,
+ * confirmed, rev, and the mirrors `cursor` and `members` that reveal a partial loss), KEYS[2] `cursor` (the next
+ * never-used ID), KEYS[3] `expiry` (sorted set ID → lease expiry). One hash per ID at `<recordPrefix><id>` (token,
+ * marker, ceiling, noted, floor, claimed, host, pid, rev).
  *
- * Arguments every script starts with: ARGV[1] ttl ms (the settling time of a marker this call creates), ARGV[2] the
- * caller's configuration (recorded by a marker this call creates), ARGV[3] a fresh random token (the value of a
- * marker this call creates).
+ * Arguments every script starts with: ARGV[1] ttl ms, ARGV[2] the caller's contract (lease.contract.ts; recorded by
+ * a marker this call creates), ARGV[3] a fresh random token (the value of a marker this call creates), ARGV[4] the
+ * fence margin ms.
  *
- * Every reply ends with the server time (ms) and the Redis process's `run_id`, so that the client measures its clock
- * offset on every round trip and can ask Sentinel whether this process is the master.
+ * Every reply ends with the server time (ms) and the Redis process's identity (`run_id:master_replid`), so that
+ * the client measures its clock offset on every round trip and can ask Sentinel whether this process is the master.
  */
 
+import { SETTLE_AFTER_LOSS_MS } from '../lease.contract.js';
 import type { LeaseSettings } from '../lease.settings.js';
 
 /**
  * Shared prelude: server time, the namespace marker and the check for a partial loss.
  *
  * The marker is created on first use and created anew when the Redis process serving the namespace changes (its
- * `run_id`): a restart may have loaded an older snapshot, and a promoted replica may have missed the last writes, so
- * records may be stale even where keys survived. It is also created anew when keys that must exist are gone while
- * the meta survived (an operator's DEL, eviction, a cleanup by pattern): the meta mirrors the cursor and the number
- * of IDs in the expiry set, and a mismatch is a loss, never "free". A new marker starts settling and tells every
- * holder at its next renewal that its lease may be lost.
+ * `run_id`) or its data came from elsewhere (its replication ID: a resync from another node, a promotion): a restart
+ * may have loaded an older snapshot, and a promoted replica may have missed the last writes, so records may be stale
+ * even where keys survived. It is also created anew when keys that must exist are gone while the meta survived (an
+ * operator's DEL, eviction, a cleanup by pattern): the meta mirrors the cursor and the number of IDs in the expiry
+ * set, and a mismatch is a loss, never "free". A new marker starts settling and tells every holder at its next
+ * renewal that its lease may be lost.
  */
 export const PRELUDE = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local server = string.match(redis.call('INFO', 'server'), 'run_id:(%w+)')
+local server = string.match(redis.call('INFO', 'server'), 'run_id:(%w+)') .. ':' ..
+  (string.match(redis.call('INFO', 'replication'), 'master_replid:(%w+)') or '')
 local META, CURSOR, EXPIRY = KEYS[1], KEYS[2], KEYS[3]
-local TTL, CONFIG, FRESH = tonumber(ARGV[1]), ARGV[2], ARGV[3]
+local TTL, CONFIG, FRESH, MARGIN = tonumber(ARGV[1]), ARGV[2], ARGV[3], tonumber(ARGV[4])
+-- Whoever creates a marker, the namespace settles this long (lease.contract.ts): a data loss erased the fleet's
+-- contract, so the first script after it must not shorten settling with a TTL of its own.
+local SETTLE = ${SETTLE_AFTER_LOSS_MS}
 
--- Starts a new marker: the namespace settles for the longer of this TTL and the one it settled with before (where
--- the meta survived, its configuration stands: the holders from before the change run with it). The mirrors take
--- the surviving keys as they are.
+-- Starts a new marker. Where the meta survived, its contract stands until the holders from before the change
+-- confirm it again by taking their IDs back (\`confirmed\` 0 until then). The mirrors take the surviving keys as
+-- they are.
 local function new_marker()
-  local settled = tonumber(redis.call('HGET', META, 'settleMs') or '0')
-  redis.call('HSET', META, 'marker', FRESH, 'created', now, 'settleMs', math.max(TTL, settled), 'server', server,
-    'cursor', tonumber(redis.call('GET', CURSOR) or '0'), 'members', redis.call('ZCARD', EXPIRY))
+  redis.call('HSET', META, 'marker', FRESH, 'created', now, 'settleMs', SETTLE, 'server', server,
+    'cursor', tonumber(redis.call('GET', CURSOR) or '0'), 'members', redis.call('ZCARD', EXPIRY), 'confirmed', 0)
   redis.call('HSETNX', META, 'config', CONFIG)
   return FRESH
+end
+
+-- The revision a holder writes on its record at each claim and renewal and remembers: a record that shows another
+-- one than the holder last wrote was rolled back.
+local function next_rev()
+  return redis.call('HINCRBY', META, 'rev', 1)
 end
 
 local function partly_lost()
@@ -95,19 +106,22 @@ export interface ServerStamp {
   serverMs: number;
   /** The Redis process's `run_id`: Sentinel names the master by it. */
   runId: string;
+  /** The process's replication ID: it changes when the data came from elsewhere (a resync, a promotion). */
+  replId: string;
 }
 
 /** What every script's arguments start with. */
-export type CommonSettings = Pick<LeaseSettings, 'ttlMs' | 'config'>;
+export type CommonSettings = Pick<LeaseSettings, 'ttlMs' | 'config' | 'fenceMarginMs'>;
 
-/** ARGV[1..3] of every script: ttl, configuration, a fresh token for a marker the call may create. */
+/** ARGV[1..4] of every script: ttl, contract, a fresh token for a marker the call may create, fence margin. */
 export function commonArgs(settings: CommonSettings, freshToken: string): (string | number)[] {
-  return [settings.ttlMs, settings.config, freshToken];
+  return [settings.ttlMs, settings.config, freshToken, settings.fenceMarginMs];
 }
 
-/** The server stamp at the end of a reply, from index `at`. */
+/** The server stamp at the end of a reply, from index `at`: the server's time, then `run_id:master_replid`. */
 export function stamp(reply: unknown[], at: number): ServerStamp {
-  return { serverMs: Number(reply[at]), runId: String(reply[at + 1]) };
+  const [runId, replId = ''] = String(reply[at + 1]).split(':');
+  return { serverMs: Number(reply[at]), runId, replId };
 }
 
 export function unexpected(script: string, reply: unknown[]): Error {

@@ -1,7 +1,10 @@
 import { PRELUDE, commonArgs, stamp, unexpected, type CommonSettings, type ServerStamp } from './prelude.lua.js';
 
 export type RenewReply = ServerStamp &
-  ({ kind: 'ok' | 'recovered'; expiry: number; marker: string; held: number } | { kind: 'lost'; reason: string });
+  (
+    | { kind: 'ok' | 'recovered'; expiry: number; marker: string; held: number; rev: string }
+    | { kind: 'lost'; reason: string }
+  );
 
 export interface RenewRequest {
   id: number;
@@ -12,60 +15,91 @@ export interface RenewRequest {
   previousExpiry: number;
   /** How far ahead of the server's time that expiry must still lie. */
   marginMs: number;
+  /** The revision the holder last wrote on its record (claim or renewal). */
+  rev: string;
 }
 
 /**
  * Renews a lease and raises its ceiling, while the token still owns the ID under the marker the holder claimed
- * under and the namespace runs the holder's configuration.
+ * under and the namespace runs the holder's contract.
  *
  * When the marker changed (Redis lost its data, restarted from a snapshot, failed over, or lost some keys), the
  * holder takes its ID back into the new data, but only with proof that its lease had not lapsed when this request
  * arrived: the previous lease's expiry (server ms, from the last confirmed renewal) must lie more than a margin
  * ahead of this server's time, the namespace must still be settling (no ID has been handed out since the loss), and
  * no other holder may have taken the ID back under the new marker. A holder paused past its lease fails the first
- * test even when its request was written before the pause. Taking it back restores the record's ceiling.
+ * test even when its request was written before the pause. Taking it back restores the record's ceiling. Holders
+ * that take their IDs back decide the namespace's contract: one recorded after the loss by a script that holds
+ * nothing (an instance that merely tried to claim) gives way to theirs.
  *
- * ARGV[1..3] common, ARGV[4] record key, ARGV[5] id, ARGV[6] token, ARGV[7] new ceiling (holder ms), ARGV[8] the
- * holder's marker, ARGV[9] the previous lease's expiry (server ms), ARGV[10] the margin of that test (ms)
+ * Under an unchanged marker, three findings are a loss the marker did not show, and start a new one:
+ * - the record shows another revision than the holder last wrote: the data was rolled back in the same process
+ *   (a reload, a restore), which keeps the `run_id` and the replication ID;
+ * - another token owns the record while this lease cannot have lapsed: only a rollback hands out a live lease;
+ *   this holder stops (the other one issues under the ID now) and is told `rollback`.
+ * A record that is merely gone (deleted, evicted) while the expiry set still carries this holder's own last expiry
+ * is written again: nobody claimed the ID since, so the holder keeps it and the namespace does not settle.
+ *
+ * ARGV[1..4] common, ARGV[5] record key, ARGV[6] id, ARGV[7] token, ARGV[8] new ceiling (holder ms), ARGV[9] the
+ * holder's marker, ARGV[10] the previous lease's expiry (server ms), ARGV[11] the margin of that test (ms),
+ * ARGV[12] the revision the holder last wrote
  *
  * A renewal that holds on answers with the number of live leases (`held`, one ZCOUNT against the server's time), so
  * that every holder sees the namespace's capacity at each renewal for the cost of one O(log N) command.
  *
- * Reply: {'ok', expiry, marker, held, now, run_id} | {'recovered', expiry, marker, held, now, run_id}
- *      | {'lost', reason, now, run_id}
+ * Reply: {'ok', expiry, marker, held, rev, now, server} | {'recovered', expiry, marker, held, rev, now, server}
+ *      | {'lost', reason, now, server}
  */
 export const RENEW_SCRIPT = `${PRELUDE}
-local key, id, token = ARGV[4], ARGV[5], ARGV[6]
-local wanted_ceiling, held_marker = tonumber(ARGV[7]), ARGV[8]
-local previous_expiry, margin = tonumber(ARGV[9]), tonumber(ARGV[10])
+local key, id, token = ARGV[5], ARGV[6], ARGV[7]
+local wanted_ceiling, held_marker = tonumber(ARGV[8]), ARGV[9]
+local previous_expiry, proof_margin, held_rev = tonumber(ARGV[10]), tonumber(ARGV[11]), ARGV[12]
 local marker = ensure_marker()
--- The holder's record is gone while the rest survived: a partial loss, which makes the whole namespace settle.
-if marker == held_marker and redis.call('EXISTS', key) == 0 then marker = new_marker() end
+local exists = redis.call('EXISTS', key) == 1
+local owner = redis.call('HGET', key, 'token')
+local unlapsed = now + proof_margin < previous_expiry
+if marker == held_marker then
+  if not exists then
+    if tonumber(redis.call('ZSCORE', EXPIRY, id) or '-1') ~= previous_expiry then
+      return {'lost', 'missing', now, server}
+    end
+  elseif owner == token and redis.call('HGET', key, 'rev') ~= held_rev then
+    marker = new_marker()
+  elseif owner ~= token and unlapsed then
+    new_marker()
+    return {'lost', 'rollback', now, server}
+  end
+end
 local expiry = now + TTL
 if marker ~= held_marker then
-  if now + margin >= previous_expiry then return {'lost', 'marker', now, server} end
+  if not unlapsed then return {'lost', 'marker', now, server} end
   if settling_left() == 0 then return {'lost', 'marker', now, server} end
-  local owner = redis.call('HGET', key, 'token')
   if owner and owner ~= token and redis.call('HGET', key, 'marker') == marker then
     return {'lost', 'taken', now, server}
   end
-  redis.call('HSETNX', META, 'config', CONFIG)
+  local recorded = redis.call('HGET', META, 'config')
+  if recorded ~= CONFIG then
+    if recorded and redis.call('HGET', META, 'confirmed') == '1' then return {'lost', 'config', now, server} end
+    redis.call('HSET', META, 'config', CONFIG)
+  end
+  redis.call('HSET', META, 'confirmed', 1)
   local ceiling = math.max(floor_of(key), wanted_ceiling)
-  redis.call('HSET', key, 'token', token, 'marker', marker, 'ceiling', ceiling, 'claimed', now)
+  local rev = next_rev()
+  redis.call('HSET', key, 'token', token, 'marker', marker, 'ceiling', ceiling, 'claimed', now, 'rev', rev)
   set_expiry(id, expiry)
-  return {'recovered', expiry, marker, live_count(), now, server}
+  return {'recovered', expiry, marker, live_count(), rev, now, server}
 end
--- The namespace took another configuration while this holder was paused past its lease: it must not go on.
+-- The namespace took another contract while this holder was paused past its lease: it must not go on.
 if redis.call('HGET', META, 'config') ~= CONFIG then return {'lost', 'config', now, server} end
-local owner = redis.call('HGET', key, 'token')
-if owner ~= token then return {'lost', owner and 'taken' or 'missing', now, server} end
+if exists and owner ~= token then return {'lost', owner and 'taken' or 'missing', now, server} end
 local ceiling = math.max(tonumber(redis.call('HGET', key, 'ceiling') or '0'), wanted_ceiling)
-redis.call('HSET', key, 'ceiling', ceiling)
+local rev = next_rev()
+redis.call('HSET', key, 'token', token, 'marker', marker, 'ceiling', ceiling, 'rev', rev)
 set_expiry(id, expiry)
-return {'ok', expiry, marker, live_count(), now, server}
+return {'ok', expiry, marker, live_count(), rev, now, server}
 `;
 
-/** The renewal's arguments after the common three, in the order the Lua names them. */
+/** The renewal's arguments after the common four, in the order the Lua names them. */
 export function renewArgs(
   settings: CommonSettings,
   recordKey: string,
@@ -81,6 +115,7 @@ export function renewArgs(
     request.marker,
     request.previousExpiry,
     request.marginMs,
+    request.rev,
   ];
 }
 
@@ -92,7 +127,8 @@ export function decodeRenew(reply: unknown[]): RenewReply {
       expiry: Number(reply[1]),
       marker: String(reply[2]),
       held: Number(reply[3]),
-      ...stamp(reply, 4),
+      rev: String(reply[4]),
+      ...stamp(reply, 5),
     };
   }
   if (status === 'lost') return { kind: 'lost', reason: String(reply[1]), ...stamp(reply, 2) };
