@@ -124,7 +124,7 @@ export function resolveLeaseSettings(
     throw new SnowflakeConfigError(
       'redis.ttlMs',
       `must be at most ${MAX_TTL_MS} ms, got ${ttlMs}: after a Redis data loss a namespace settles for a fixed ` +
-        'time that must outlast every holder\'s lease, whatever each instance is configured with. Use a TTL of ' +
+        "time that must outlast every holder's lease, whatever each instance is configured with. Use a TTL of " +
         `${MAX_TTL_MS} ms or less (a holder then rides out a Redis outage of up to ttlMs - fenceMarginMs).`,
     );
   }
@@ -231,7 +231,7 @@ function resolveClockBounds(
     throw new SnowflakeConfigError(
       'redis.maxClockOffsetMs',
       `must be at most ${MAX_CLOCK_OFFSET_MS} ms, got ${maxClockOffsetMs}: settling after a data loss covers clocks ` +
-        'that agree with the Redis server\'s within that. Synchronise the clocks (NTP) instead.',
+        "that agree with the Redis server's within that. Synchronise the clocks (NTP) instead.",
     );
   }
   if (maxClockOffsetMs < 1 || 2 * maxClockOffsetMs > room) {

@@ -262,7 +262,7 @@ export class RedisWorkerSource implements WorkerIdSource, ObservesRenewals {
     this.phase = { name: 'lost' };
     const lastMs = this.toMs(this.context!.lastTimestamp());
     lease.untrack(lastMs);
-    this.context!.reassign(null);
+    this.context!.reassign(null, 'lost');
     this.context!.logger.error(
       `Lease on worker ID ${lease.workerId} lost (${describeLoss(reason)}); stopped issuing under it and re-claiming`,
     );

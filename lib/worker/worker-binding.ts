@@ -92,12 +92,12 @@ export class WorkerBinding implements WorkerSourceContext {
     return this.generator.stats().lastTimestamp;
   }
 
-  reassign(assignment: WorkerAssignment | null): void {
+  reassign(assignment: WorkerAssignment | null, reason: 'lost' | 'switching' = 'switching'): void {
     if (this.stopped) return;
     if (assignment !== null) return this.apply(assignment);
     this.assigned = false;
     const { workerId, datacenterId } = this.generator;
-    this.generator.assign(workerId, datacenterId, this.lastTimestamp(), blockedPermit('switching'));
+    this.generator.assign(workerId, datacenterId, this.lastTimestamp(), blockedPermit(reason));
   }
 
   /**
@@ -164,7 +164,7 @@ export class WorkerBinding implements WorkerSourceContext {
 }
 
 /** A permit that refuses every ID with `reason`: a generator between worker IDs, or before its first. @internal */
-export function blockedPermit(reason: 'not-started' | 'stopped' | 'switching'): IssuePermit {
+export function blockedPermit(reason: 'not-started' | 'stopped' | 'switching' | 'lost'): IssuePermit {
   return {
     ceiling(): number {
       throw new WorkerUnavailableError(reason);

@@ -29,8 +29,11 @@ export interface WorkerSourceContext {
   readonly logger: LoggerService;
   /** The generator's last issued timestamp in ticks (or its floor before the first ID). */
   lastTimestamp(): number;
-  /** Moves the generator to another worker ID, or stops it from issuing (`null`) until the next assignment. */
-  reassign(assignment: WorkerAssignment | null): void;
+  /**
+   * Moves the generator to another worker ID, or stops it from issuing (`null`) until the next assignment, with the
+   * reason callers see meanwhile: `lost` (the source learnt it lost the ID) or `switching` (the default).
+   */
+  reassign(assignment: WorkerAssignment | null, reason?: 'lost' | 'switching'): void;
 }
 
 /**

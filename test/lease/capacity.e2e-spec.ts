@@ -14,6 +14,7 @@ import { CLAIM_SCRIPT } from '../../lib/lease/lease.scripts.js';
 import { resolveLeaseSettings } from '../../lib/lease/lease.settings.js';
 import { RedisServer } from '../support/redis-server.js';
 import { sleep, waitUntil } from '../support/time.js';
+import { settledNamespace } from '../support/settled-namespace.js';
 
 /** Two worker bits: a namespace of four IDs, filled by a handful of holders. */
 const LAYOUT = { timestampBits: 41, datacenterBits: 0, workerBits: 2, sequenceBits: 12 } as const;
@@ -55,8 +56,9 @@ describe('lease capacity: held and free worker IDs, and a bounded wait on a full
     await server.dispose();
   });
 
-  beforeEach(() => {
+  beforeEach(async () => {
     namespace = `cap${++namespaceCounter}`;
+    await settledNamespace(server.url, namespace);
     warn = jest.spyOn(Logger.prototype, 'warn');
     log = jest.spyOn(Logger.prototype, 'log');
   });

@@ -2,9 +2,16 @@ import 'reflect-metadata';
 import { Logger, Module } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { Redis } from 'ioredis';
-import { IdService, SnowflakeModule, WorkerIdInUseError, type SnowflakeModuleOptions } from '../../lib/index.js';
+import {
+  IdService,
+  LeaseConfigMismatchError,
+  SnowflakeModule,
+  WorkerIdInUseError,
+  type SnowflakeModuleOptions,
+} from '../../lib/index.js';
 import { RedisServer } from '../support/redis-server.js';
 import { SteppableClock, sleep } from '../support/time.js';
+import { settledNamespace } from '../support/settled-namespace.js';
 
 /**
  * One deterministic test per way of issuing a duplicate that fault injection found: two generators on one worker ID
@@ -66,8 +73,9 @@ describe('the five ways to a duplicate, each closed', () => {
       admin.disconnect();
       await server.dispose();
     });
-    beforeEach(() => {
+    beforeEach(async () => {
       namespace = `holes${++counter}`;
+      await settledNamespace(admin, namespace);
     });
 
     async function boot(extra: Partial<SnowflakeModuleOptions> = {}, redis: Record<string, unknown> = {}) {
@@ -228,6 +236,83 @@ describe('the five ways to a duplicate, each closed', () => {
       );
     });
 
+    describe('round 3', () => {
+      const recordKey = (id: number) => `snowflake:{${namespace}:dc0}:w:${id}`;
+      const metaKey = () => `snowflake:{${namespace}:dc0}:meta`;
+
+      it('1. records of free IDs deleted again and again, the cursor spent: every boot gets an ID within a margin', async () => {
+        // Both IDs claimed once and released: the cursor is spent, the expiry set names both as free.
+        const first = [await boot(), await boot()];
+        await Promise.all(first.map(({ module }) => module.close()));
+        const marker = await admin.hget(metaKey(), 'marker');
+        for (let round = 0; round < 3; round++) {
+          // What allkeys-lru does first: the records of free IDs, which nothing reads.
+          await admin.del(recordKey(0), recordKey(1));
+          const started = Date.now();
+          const { ids, module } = await boot();
+          expect(Date.now() - started).toBeLessThan(LEASE.fenceMarginMs + 2000);
+          expect(ids.next()).toBeGreaterThan(0n);
+          await module.close();
+        }
+        expect(await admin.hget(metaKey(), 'marker')).toBe(marker);
+      }, 30_000);
+
+      it('2. a canary with a shorter ttlMs that sends the first script after FLUSHALL is refused; the fleet issues on', async () => {
+        const fleet = [await boot(), await boot()];
+        const generator = generate(fleet.map(({ ids }) => ids));
+        await sleep(200);
+        await admin.flushall();
+        // The canary's claim is the first script after the loss.
+        const canary = await boot({}, { ttlMs: 1000, fenceMarginMs: 500, maxClockOffsetMs: 150 }).catch(
+          (e: unknown) => e,
+        );
+        await generator.stop();
+        expect(canary).toBeInstanceOf(LeaseConfigMismatchError);
+        expect((canary as Error).message).toContain('ttlMs: namespace 3000, this instance 1000');
+        for (const { ids } of fleet) expect(ids.status().lease!.state).toBe('held');
+        expect(new Set(generator.issued).size).toBe(generator.issued.length);
+        expect(generator.issued.length).toBeGreaterThan(0);
+      }, 40_000);
+
+      it('3. an instance with other clock settings (fenceMarginMs, clockBackToleranceMs) is refused, naming them', async () => {
+        await boot();
+        const other = await boot({ clockBackToleranceMs: 0 }, { fenceMarginMs: 2200 }).catch((e: unknown) => e);
+        expect(other).toBeInstanceOf(LeaseConfigMismatchError);
+        expect((other as Error).message).toContain('fenceMarginMs: namespace 1500, this instance 2200');
+        expect((other as Error).message).toContain('clockBackToleranceMs: namespace 100, this instance 0');
+      });
+
+      it('4. a resync from a lagging copy in the same process (REPLICAOF, then NO ONE) hands out no held ID', async () => {
+        const lagging = await RedisServer.start();
+        const copy = new Redis(lagging.url);
+        try {
+          // The copy has the namespace as it was before the holder claimed, with this process's identity in it.
+          await copy.call('REPLICAOF', '127.0.0.1', String(server.port));
+          await until(async () => /master_link_status:up/.test(await copy.info('replication')));
+          await until(async () => (await copy.exists(metaKey())) === 1);
+          await copy.call('REPLICAOF', 'NO', 'ONE');
+          const { ids: a } = await boot();
+          const generator = generate([a]);
+          await sleep(200);
+          // The primary reloads the copy's older data in the same process: same run_id.
+          await admin.call('REPLICAOF', '127.0.0.1', String(lagging.port));
+          await until(async () => /master_link_status:up/.test(await admin.info('replication')));
+          await admin.call('REPLICAOF', 'NO', 'ONE');
+          expect(await admin.exists(recordKey(a.workerId))).toBe(0);
+          const { ids: c } = await boot();
+          const issuedByC = await c.nextBatchAsync(500);
+          await generator.stop();
+          expect(c.workerId).not.toBe(a.workerId);
+          const all = [...generator.issued, ...issuedByC];
+          expect(new Set(all).size).toBe(all.length);
+        } finally {
+          await admin.call('REPLICAOF', 'NO', 'ONE').catch(() => undefined);
+          copy.disconnect();
+          await lagging.dispose();
+        }
+      }, 90_000);
+    });
+
     it('no refused ID on a holder whose lease was confirmed when Redis restarted without its data', async () => {
       const { ids } = await boot();
       const refusals: string[] = [];
@@ -256,6 +341,14 @@ describe('the five ways to a duplicate, each closed', () => {
     }, 30_000);
   });
 });
+
+async function until(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await sleep(50);
+  }
+}
 
 function jestSpyWarn(into: string[]) {
   const original = Logger.prototype.warn;

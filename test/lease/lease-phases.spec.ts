@@ -3,6 +3,7 @@
  * when things happen, and free of Redis. The real-Redis suites (lease, holes, replication) prove the same rules
  * against Redis itself.
  */
+import { SETTLE_AFTER_LOSS_MS } from '../../lib/lease/lease.contract.js';
 import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import { WorkerUnavailableError } from '../../lib/core/errors.js';
 import { SnowflakeGenerator } from '../../lib/core/generator.js';
@@ -140,7 +141,7 @@ describe('the lease phase machine, on fake time', () => {
     backend.loseData();
     backend.down = false;
     const before = issued.length;
-    await run(3 * TTL, issue);
+    await run(SETTLE_AFTER_LOSS_MS + 2 * TTL, issue);
     expect(ids.status().lease?.state).toBe('held');
     expect(issued.length).toBeGreaterThan(before);
     for (let i = 1; i < issued.length; i++) expect(issued[i]).toBeGreaterThan(issued[i - 1]);
@@ -187,6 +188,31 @@ describe('the lease phase machine, on fake time', () => {
     expect(ids.workerId).not.toBe(oldId);
     expect(refusal()).toBeUndefined();
     expect(ids.status().lease?.switches).toBe(1);
+    await ids.onApplicationShutdown();
+  });
+
+  it("says 'lost', not 'switching', while a lost lease's note waits for Redis", async () => {
+    const { backend, run, ids, refusal, settings } = await leased();
+    backend.steal(ids.workerId);
+    backend.notesDown = true;
+    await run(settings.renewIntervalMs + 20);
+    expect(refusal()).toBe('lost');
+    expect(ids.status().lease?.state).toBe('lost');
+    backend.notesDown = false;
+    await run(settings.renewIntervalMs);
+    expect(refusal()).toBeUndefined();
+    await ids.onApplicationShutdown();
+  });
+
+  it('renews again at once when a renewal was confirmed only after its fence time', async () => {
+    const { backend, run, ids, refusal, settings } = await leased();
+    // The next renewal's reply takes longer than ttl - margin: confirmed, but the fence counted from the send has passed.
+    backend.latencyMs = TTL - settings.fenceMarginMs + 200;
+    await run(settings.renewIntervalMs + backend.latencyMs - 100);
+    backend.latencyMs = 0;
+    await run(200);
+    expect(refusal()).toBeUndefined();
+    expect(ids.status().lease?.state).toBe('held');
     await ids.onApplicationShutdown();
   });
 });

@@ -166,7 +166,7 @@ describe('lease scripts (real redis-server)', () => {
       expect(await redis.hget(keys().meta, 'marker')).toBe(marker);
     });
 
-    it("a live holder whose record was deleted writes it again at its next renewal; nobody settles", async () => {
+    it('a live holder whose record was deleted writes it again at its next renewal; nobody settles', async () => {
       const a = await held('a');
       await held('b');
       await redis.del(keys().recordPrefix + a.id);
@@ -361,7 +361,7 @@ describe('lease scripts (real redis-server)', () => {
   });
 
   describe('a rollback in the same process (run_id unchanged) is a loss', () => {
-    it("a holder whose record shows an older revision than it wrote starts a new marker and keeps its ID", async () => {
+    it('a holder whose record shows an older revision than it wrote starts a new marker and keeps its ID', async () => {
       const a = await held('a');
       const before = await redis.hgetall(keys().recordPrefix + a.id);
       const renewed = await renew({ id: a.id, token: 'a', marker: a.marker, previousExpiry: a.expiry });

@@ -10,6 +10,7 @@ import {
   type IdWorkerConfig,
 } from '../support/id-workers.js';
 import { RedisServer } from '../support/redis-server.js';
+import { settledNamespace } from '../support/settled-namespace.js';
 
 /**
  * Separate Node processes (test/lease/fixtures/id-worker.mjs) boot the module against a real redis-server and issue
@@ -29,8 +30,8 @@ const CAPACITY = 8;
 const TTL = 1500;
 /** Spawning and loading Nest in 8 processes at once on a small machine. */
 const LOAD_TIMEOUT = 30_000;
-/** Claiming includes one TTL of settling in a fresh namespace. */
-const BOOT_TIMEOUT = 20_000;
+/** Claiming may include the settling of a fresh namespace (12 s) on a loaded machine. */
+const BOOT_TIMEOUT = 30_000;
 
 const codec = new SnowflakeCodec(resolveLayout(LAYOUT));
 const decode = (id: bigint): SnowflakeParts => codec.decode(id);
@@ -56,10 +57,11 @@ describe('Redis lease across processes (real redis-server, every issued ID recor
     await Promise.all(servers.map((s) => s.dispose()));
   });
 
-  beforeEach(() => {
+  beforeEach(async () => {
     pool = new IdWorkerPool();
     namespace = `mp${++namespaceCounter}-${process.pid}`;
     workerOf = new Map();
+    await settledNamespace(server.url, namespace);
   });
 
   afterEach(async () => {

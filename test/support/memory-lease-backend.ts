@@ -26,6 +26,10 @@ interface Entry {
  */
 export class MemoryLeaseBackend implements LeaseBackend {
   down = false;
+  /** Notes fail while set, as when only the note's round trip is refused. */
+  notesDown = false;
+  /** How long every reply takes (on the test's timers). */
+  latencyMs = 0;
   /** Server time minus the time the test runs on (`Date.now()`, faked by jest): a skewed Redis clock. */
   serverSkewMs = 0;
   readonly calls = { claim: 0, renew: 0, release: 0, note: 0 };
@@ -123,6 +127,7 @@ export class MemoryLeaseBackend implements LeaseBackend {
   }
 
   note(id: number, lastMs: number): Promise<NoteReply> {
+    if (this.notesDown) return Promise.reject(new Error('note refused (test)'));
     return this.answer('note', (now) => {
       const entry = this.entries.get(id) ?? {
         token: null,
@@ -171,6 +176,8 @@ export class MemoryLeaseBackend implements LeaseBackend {
     this.calls[op]++;
     if (this.down) return Promise.reject(new Error('connection refused (test)'));
     const now = this.now();
-    return Promise.resolve({ ...body(now), serverMs: now, runId: 'memory', replId: 'memory' });
+    const reply = { ...body(now), serverMs: now, runId: 'memory', replId: 'memory' };
+    if (this.latencyMs === 0) return Promise.resolve(reply);
+    return new Promise((resolve) => setTimeout(() => resolve(reply), this.latencyMs));
   }
 }

@@ -6,6 +6,7 @@ import { RedisWorkerSource } from '../../lib/lease/redis-worker.source.js';
 import type { ManualClock, WorkerSourceFactory } from '../../lib/testing.js';
 import type { WorkerIdSource } from '../../lib/worker/worker-source.js';
 import type { RedisServer } from './redis-server.js';
+import { settledNamespace } from './settled-namespace.js';
 
 /** 2 worker bits: 4 worker IDs, so that the conformance cases force reuse. */
 const LAYOUT = resolveLayout({ workerBits: 2 });
@@ -45,9 +46,9 @@ export function redisLeaseFactory(server: RedisServer): WorkerSourceFactory & { 
       clients.set(source, client);
       return source;
     },
-    reset() {
+    async reset() {
       namespace = `conformance${++cases}`;
-      return Promise.resolve();
+      await settledNamespace(admin, namespace);
     },
     capabilities: {
       partition: (source) => clients.get(source)?.disconnect(),
