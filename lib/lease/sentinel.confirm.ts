@@ -39,6 +39,8 @@ export interface SentinelSetup {
  */
 export class SentinelConfirm {
   private links: SentinelLink[] | undefined;
+  /** The master as the Sentinels described it at the last confirmation: where, which process, which epoch. */
+  private lastConfirmed: { runId: string; address: string; epoch: string } | undefined;
 
   private constructor(
     private readonly options: SentinelOptions & { name: string; sentinels: { host?: string; port?: number }[] },
@@ -61,21 +63,40 @@ export class SentinelConfirm {
     return this.options.name;
   }
 
-  /** Whether a majority of the Sentinels name `runId` as a master that is up. */
+  /**
+   * Whether a majority of the Sentinels name `runId` as a master that is up.
+   *
+   * A Sentinel learns a master's `run_id` from its INFO, every 10 s: after a plain restart of the master (faster than
+   * `down-after-milliseconds`, so no failover) it names the previous process for a while. Such an answer confirms
+   * too, when it describes the master exactly as at this holder's last confirmation (same address, same previous
+   * `run_id`, same configuration epoch) and not down: no failover happened since (a promotion changes the epoch and
+   * the address), so the process that answered at the master's address replaced it there. The restart lost the
+   * data, which the namespace marker handles.
+   */
   async confirm(runId: string): Promise<SentinelVerdict> {
     const answers = await this.askAll();
     const known = Math.max(this.options.sentinels.length, ...answers.map((a) => a?.sentinels ?? 0));
     const majority = Math.floor(known / 2) + 1;
+    const last = this.lastConfirmed;
+    const unchangedSinceLast = (answer: MasterView): boolean =>
+      last !== undefined &&
+      answer.runId === last.runId &&
+      answer.address === last.address &&
+      answer.epoch === last.epoch;
     let confirmations = 0;
     const others = new Map<string, number>();
     for (const answer of answers) {
       if (answer === undefined) continue;
-      if (answer.runId === runId && !answer.down) confirmations++;
+      if ((answer.runId === runId || unchangedSinceLast(answer)) && !answer.down) confirmations++;
       else if (answer.runId !== runId && answer.runId !== '') {
         others.set(answer.runId, (others.get(answer.runId) ?? 0) + 1);
       }
     }
-    if (confirmations >= majority) return { kind: 'confirmed', confirmations, of: known };
+    if (confirmations >= majority) {
+      const fresh = answers.find((a) => a !== undefined && a.runId === runId && !a.down);
+      if (fresh !== undefined) this.lastConfirmed = { runId, address: fresh.address, epoch: fresh.epoch };
+      return { kind: 'confirmed', confirmations, of: known };
+    }
     for (const [masterRunId, count] of others) {
       if (count >= majority) return { kind: 'replaced', masterRunId, of: known };
     }
@@ -120,6 +141,8 @@ export class SentinelConfirm {
     const flags = (fields.get('flags') ?? '').split(',');
     return {
       runId: fields.get('runid') ?? '',
+      address: `${fields.get('ip') ?? ''}:${fields.get('port') ?? ''}`,
+      epoch: fields.get('config-epoch') ?? '',
       flags: fields.get('flags') ?? '',
       down: flags.some((f) => f === 's_down' || f === 'o_down' || f.startsWith('failover')),
       quorum: Number(fields.get('quorum') ?? 0),
@@ -155,6 +178,10 @@ export class SentinelConfirm {
 
 interface MasterView {
   runId: string;
+  /** `ip:port` as the Sentinel announces the master. */
+  address: string;
+  /** The configuration epoch: a failover raises it. */
+  epoch: string;
   flags: string;
   down: boolean;
   quorum: number;

@@ -9,6 +9,7 @@ import { Test, type TestingModule } from '@nestjs/testing';
 import { Redis } from 'ioredis';
 import { IdService, RedisUnavailableError, SnowflakeModule } from '../../lib/index.js';
 import { RedisServer, freePort, REDIS_SERVER_BINARY } from '../support/redis-server.js';
+import { settledNamespace } from '../support/settled-namespace.js';
 
 const LAYOUT = { timestampBits: 41, datacenterBits: 0, workerBits: 3, sequenceBits: 12 } as const;
 const TTL = 2000;
@@ -72,7 +73,10 @@ async function startLink(primaryPort: number): Promise<{ port: number; hold: () 
 }
 
 /** A Redis Sentinel (redis-server --sentinel) watching one primary, with a short failure detection. */
-async function startSentinel(primaryPort: number): Promise<{ port: number; stop: () => Promise<void> }> {
+async function startSentinel(
+  primaryPort: number,
+  downAfterMs = 500,
+): Promise<{ port: number; stop: () => Promise<void> }> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'snowflake-sentinel-'));
   const config = join(dir, 'sentinel.conf');
@@ -83,7 +87,7 @@ async function startSentinel(primaryPort: number): Promise<{ port: number; stop:
       'bind 127.0.0.1',
       `dir ${dir}`,
       `sentinel monitor main 127.0.0.1 ${primaryPort} 1`,
-      'sentinel down-after-milliseconds main 500',
+      `sentinel down-after-milliseconds main ${downAfterMs}`,
       'sentinel failover-timeout main 3000',
       'sentinel parallel-syncs main 1',
     ].join('\n'),
@@ -242,6 +246,49 @@ describe('Redis replication: waitForReplicas and a Sentinel failover (real redis
     await sleep(TTL);
     expect(() => ids.next()).toThrow(expect.objectContaining({ reason: 'fenced' }));
   });
+
+  it('refuses no ID on confirmed holders when the master restarts faster than down-after (no failover)', async () => {
+    const primary = await RedisServer.start();
+    servers.push(primary);
+    // Sentinels refresh a master's run_id from its INFO every 10 s: after the restart they name the old process.
+    const sentinels = [await startSentinel(primary.port, 5000)];
+    await settledNamespace(primary.url, 'restart');
+    const holders: IdService[] = [];
+    const refusals: string[] = [];
+    const issued: bigint[] = [];
+    let running = true;
+    try {
+      for (let i = 0; i < 2; i++) {
+        holders.push(
+          await bootThroughSentinel(sentinels[0].port, { namespace: 'restart', ttlMs: 3 * TTL, fenceMarginMs: 1500 }),
+        );
+      }
+      const loop = (async () => {
+        while (running) {
+          for (const ids of holders) {
+            try {
+              issued.push(ids.next());
+            } catch (error) {
+              refusals.push((error as { reason?: string }).reason ?? String(error));
+            }
+          }
+          await sleep(2);
+        }
+      })();
+      await sleep(500);
+      await primary.restart();
+      // Longer than the fence (ttl - margin after the last confirmed renewal), shorter than the Sentinels' refresh.
+      await sleep(6 * TTL);
+      running = false;
+      await loop;
+      expect(refusals).toEqual([]);
+      expect(new Set(issued).size).toBe(issued.length);
+      for (const ids of holders) expect(ids.status().lease!.state).toBe('held');
+    } finally {
+      running = false;
+      await Promise.all(sentinels.map((sentinel) => sentinel.stop()));
+    }
+  }, 60_000);
 
   it('issues no duplicate across a Sentinel failover with replica acknowledgement on', async () => {
     const primary = await RedisServer.start();
