@@ -24,8 +24,12 @@ export interface HeldLease {
   fenceAt: number;
   /** Redis server ms at which the lease lapses. */
   serverExpiry: number;
-  /** The revision the last claim or renewal wrote on the record: a record that shows another was rolled back. */
-  rev: string;
+  /**
+   * The record's revision as of the last answered claim or renewal, and the last one a renewal sent: a record that
+   * shows neither was rolled back.
+   */
+  rev: number;
+  sentRev: number;
   /** Ends the process-wide tracking of this ID, keeping the last timestamp as the process's own mark. */
   untrack: (finalMs: number) => void;
 }

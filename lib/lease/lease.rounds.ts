@@ -78,7 +78,8 @@ export class LeaseRounds {
       ceilingTicks: ticksAtMs(this.layout, ceilingMs),
       fenceAt: fenceAtMono(round.sentMono, this.settings),
       serverExpiry: reply.expiry,
-      rev: reply.rev,
+      rev: 0,
+      sentRev: 0,
       untrack: () => undefined,
     };
     lease.untrack = trackHeld(recordKey, () => lastMsOf(lease));
@@ -95,6 +96,9 @@ export class LeaseRounds {
   async extend(lease: HeldLease, lastMs: number): Promise<ExtendOutcome> {
     const sent = this.stamp();
     const ceilingMs = ceilingMsFor(sent.wall, lastMs, this.settings);
+    const knownRevs = [...new Set([lease.rev, lease.sentRev])];
+    const rev = lease.sentRev + 1;
+    lease.sentRev = rev;
     const reply = await this.backend.renew({
       id: lease.id,
       token: lease.token,
@@ -102,10 +106,13 @@ export class LeaseRounds {
       marker: lease.marker,
       previousExpiry: lease.serverExpiry,
       marginMs: this.settings.fenceMarginMs,
-      rev: lease.rev,
+      knownRevs,
+      rev,
     });
     this.observe(sent, reply);
     if (reply.kind === 'lost') return { kind: 'lost', reason: reply.reason };
+    // The script ran and wrote the revision, whether or not the confirmation below succeeds.
+    lease.rev = rev;
     this.capacity.observe(reply.held, this.clocks.now());
     const unconfirmed = await this.backend.confirm(reply, 'renewal');
     if (unconfirmed !== undefined) throw new Error(unconfirmed);
@@ -114,7 +121,6 @@ export class LeaseRounds {
     lease.ceilingTicks = ticksAtMs(this.layout, lease.ceilingMs);
     lease.fenceAt = fenceAtMono(sent.mono, this.settings);
     lease.serverExpiry = reply.expiry;
-    lease.rev = reply.rev;
     return { kind: reply.kind };
   }
 

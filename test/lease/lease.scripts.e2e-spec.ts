@@ -51,11 +51,16 @@ describe('lease scripts (real redis-server)', () => {
       ceilingMs: Date.now() + TTL,
       previousExpiry: 0,
       marginMs: MARGIN,
-      // An honest holder sends the revision it last wrote, which the record shows unless it was rolled back.
-      rev: (await redis.hget(keys().recordPrefix + request.id, 'rev')) ?? '0',
+      // An honest holder knows the revision it last wrote, which the record shows unless it was rolled back.
+      ...(await revisions(request.id)),
       ...request,
     };
     return LeaseProtocol.decodeRenew(await evalScript(RENEW_SCRIPT, p, p.renewArgs(full, `fresh-${Math.random()}`)));
+  }
+
+  async function revisions(id: number): Promise<Pick<RenewRequest, 'knownRevs' | 'rev'>> {
+    const current = Number((await redis.hget(keys().recordPrefix + id, 'rev')) ?? '0');
+    return { knownRevs: [current], rev: current + 1 };
   }
 
   const release = async (id: number, token: string, lastMs: number) =>
@@ -276,7 +281,7 @@ describe('lease scripts (real redis-server)', () => {
       for (const [i, lease] of leases.entries()) {
         const p = protocol(40);
         const request = { id: lease.id, token: `t${i}`, marker: lease.marker, previousExpiry: lease.expiry };
-        const full = { ceilingMs: Date.now(), marginMs: MARGIN, rev: '0', ...request };
+        const full = { ceilingMs: Date.now(), marginMs: MARGIN, knownRevs: [0], rev: 1, ...request };
         const reply = LeaseProtocol.decodeRenew(await evalScript(RENEW_SCRIPT, p, p.renewArgs(full, 'fresh')));
         expect(reply.kind).toBe('recovered');
       }
@@ -364,20 +369,29 @@ describe('lease scripts (real redis-server)', () => {
     it('a holder whose record shows an older revision than it wrote starts a new marker and keeps its ID', async () => {
       const a = await held('a');
       const before = await redis.hgetall(keys().recordPrefix + a.id);
-      const renewed = await renew({ id: a.id, token: 'a', marker: a.marker, previousExpiry: a.expiry });
-      if (renewed.kind === 'lost') throw new Error(JSON.stringify(renewed));
-      // The record comes back as it was before the renewal (DEBUG RELOAD, a restore into the running process).
+      const lease = { id: a.id, token: 'a', marker: a.marker };
+      const first = await renew({ ...lease, previousExpiry: a.expiry, knownRevs: [0], rev: 1 });
+      if (first.kind === 'lost') throw new Error(JSON.stringify(first));
+      const second = await renew({ ...lease, previousExpiry: first.expiry, knownRevs: [1], rev: 2 });
+      if (second.kind === 'lost') throw new Error(JSON.stringify(second));
+      // The record comes back as it was before both renewals (DEBUG RELOAD, a restore into the running process).
       await redis.hset(keys().recordPrefix + a.id, before);
-      const after = await renew({
-        id: a.id,
-        token: 'a',
-        marker: a.marker,
-        previousExpiry: renewed.expiry,
-        rev: renewed.rev,
-      });
+      const after = await renew({ ...lease, previousExpiry: second.expiry, knownRevs: [2], rev: 3 });
       expect(after.kind).toBe('recovered');
       expect(await redis.hget(keys().meta, 'marker')).not.toBe(a.marker);
       expect((await claim('newcomer', 4)).kind).toBe('settling');
+    });
+
+    it('a renewal whose reply was lost (the script ran) is not mistaken for a rollback', async () => {
+      const a = await held('a');
+      const lease = { id: a.id, token: 'a', marker: a.marker };
+      const answered = await renew({ ...lease, previousExpiry: a.expiry, knownRevs: [0], rev: 1 });
+      if (answered.kind === 'lost') throw new Error(JSON.stringify(answered));
+      // Sent with revision 2; the reply never arrived, so the holder still knows 1 as answered, and 2 as sent.
+      await renew({ ...lease, previousExpiry: answered.expiry, knownRevs: [1], rev: 2 });
+      const next = await renew({ ...lease, previousExpiry: answered.expiry, knownRevs: [1, 2], rev: 3 });
+      expect(next.kind).toBe('ok');
+      expect(await redis.hget(keys().meta, 'marker')).toBe(a.marker);
     });
 
     it('a holder whose live lease another token owns under the same marker stops and makes the namespace settle', async () => {
@@ -385,7 +399,7 @@ describe('lease scripts (real redis-server)', () => {
       // Rolled back to before the claim, then claimed by a waiting instance: the record names another owner.
       await redis.hset(keys().recordPrefix + a.id, 'token', 'waiting-instance');
       expect(
-        await renew({ id: a.id, token: 'a', marker: a.marker, previousExpiry: a.expiry, rev: a.rev }),
+        await renew({ id: a.id, token: 'a', marker: a.marker, previousExpiry: a.expiry, knownRevs: [0], rev: 1 }),
       ).toMatchObject({ kind: 'lost', reason: 'rollback' });
       expect(await redis.hget(keys().meta, 'marker')).not.toBe(a.marker);
     });

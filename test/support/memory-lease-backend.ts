@@ -16,7 +16,7 @@ interface Entry {
   ceiling: number;
   noted: number;
   expiry: number;
-  rev: string;
+  rev: number;
 }
 
 /**
@@ -37,7 +37,6 @@ export class MemoryLeaseBackend implements LeaseBackend {
   private marker = 'm0';
   private settlingUntil = 0;
   private markers = 0;
-  private revs = 0;
 
   constructor(
     private readonly idCount: number,
@@ -76,16 +75,15 @@ export class MemoryLeaseBackend implements LeaseBackend {
         const floorMs = entry === undefined ? -1 : Math.max(entry.ceiling, entry.noted);
         const expiry = now + this.ttlMs;
         const ceiling = Math.max(request.holderNowMs, floorMs) + this.ttlMs;
-        const rev = this.nextRev();
         this.entries.set(id, {
           token: request.token,
           marker: this.marker,
           ceiling,
           noted: entry?.noted ?? -1,
           expiry,
-          rev,
+          rev: 0,
         });
-        return { kind: 'ok', id, floorMs, marker: this.marker, expiry, held: this.held(now), rev };
+        return { kind: 'ok', id, floorMs, marker: this.marker, expiry, held: this.held(now) };
       }
       const live = [...this.entries.values()].filter((entry) => entry.expiry > now).map((entry) => entry.expiry);
       return { kind: 'exhausted', held: this.held(now), soonestExpiry: live.length === 0 ? -1 : Math.min(...live) };
@@ -102,16 +100,22 @@ export class MemoryLeaseBackend implements LeaseBackend {
         }
         if (entry !== undefined && entry.token !== request.token) return { kind: 'lost', reason: 'taken' };
         const ceiling = Math.max(entry?.ceiling ?? -1, entry?.noted ?? -1, request.ceilingMs);
-        const rev = this.nextRev();
-        this.entries.set(request.id, { token: request.token, marker: this.marker, ceiling, noted: -1, expiry, rev });
-        return { kind: 'recovered', expiry, marker: this.marker, held: this.held(now), rev };
+        this.entries.set(request.id, {
+          token: request.token,
+          marker: this.marker,
+          ceiling,
+          noted: -1,
+          expiry,
+          rev: request.rev,
+        });
+        return { kind: 'recovered', expiry, marker: this.marker, held: this.held(now) };
       }
       if (entry === undefined) return { kind: 'lost', reason: 'missing' };
       if (entry.token !== request.token) return { kind: 'lost', reason: 'taken' };
       entry.ceiling = Math.max(entry.ceiling, request.ceilingMs);
       entry.expiry = expiry;
-      entry.rev = this.nextRev();
-      return { kind: 'ok', expiry, marker: this.marker, held: this.held(now), rev: entry.rev };
+      entry.rev = request.rev;
+      return { kind: 'ok', expiry, marker: this.marker, held: this.held(now) };
     });
   }
 
@@ -135,7 +139,7 @@ export class MemoryLeaseBackend implements LeaseBackend {
         ceiling: -1,
         noted: -1,
         expiry: now,
-        rev: '0',
+        rev: 0,
       };
       entry.ceiling = Math.max(entry.ceiling, lastMs);
       entry.noted = Math.max(entry.noted, lastMs);
@@ -154,10 +158,6 @@ export class MemoryLeaseBackend implements LeaseBackend {
 
   close(): Promise<void> {
     return Promise.resolve();
-  }
-
-  private nextRev(): string {
-    return String(++this.revs);
   }
 
   /** Live leases, as the scripts' ZCOUNT counts them. */

@@ -2,7 +2,7 @@ import { PRELUDE, commonArgs, stamp, unexpected, type CommonSettings, type Serve
 
 export type ClaimReply = ServerStamp &
   (
-    | { kind: 'ok'; id: number; floorMs: number; marker: string; expiry: number; held: number; rev: string }
+    | { kind: 'ok'; id: number; floorMs: number; marker: string; expiry: number; held: number }
     | { kind: 'settling'; waitMs: number }
     /** A free ID's record is gone and its last holder may have issued until `waitMs` ago: claim again then. */
     | { kind: 'wait'; waitMs: number }
@@ -41,7 +41,9 @@ export interface ClaimRequest {
  * included), counted with one ZCOUNT on the expiry set against the server's `TIME` (O(log N), no scan); exhaustion
  * also carries the soonest expiry of a live lease, so that a claimer can wait for it instead of failing at once.
  *
- * Reply: {'ok', id, floor (previous ceiling, or -1), marker, expiry, held, rev, now, server}
+ * The record starts at revision 0; each renewal of the lease writes the next (see the renewal).
+ *
+ * Reply: {'ok', id, floor (previous ceiling, or -1), marker, expiry, held, now, server}
  *      | {'settling', wait ms, now, server} | {'wait', wait ms, now, server}
  *      | {'exhausted', held, soonest expiry (or -1), now, server}
  *      | {'mismatch', the namespace's contract, live leases, now, server}
@@ -131,12 +133,11 @@ end
 local key = prefix .. id
 local ceiling = math.max(holder_now, floor) + TTL
 local expiry = now + TTL
-local rev = next_rev()
 redis.call('HSET', key, 'token', token, 'marker', marker, 'ceiling', ceiling, 'floor', floor, 'claimed', now,
-  'host', host, 'pid', pid, 'rev', rev)
+  'host', host, 'pid', pid, 'rev', 0)
 set_expiry(id, expiry)
 redis.call('HSET', META, 'confirmed', 1)
-return {'ok', tonumber(id), floor, marker, expiry, live_count(), rev, now, server}
+return {'ok', tonumber(id), floor, marker, expiry, live_count(), now, server}
 `;
 
 /** The claim's arguments after the common four, in the order the Lua names them. */
@@ -167,8 +168,7 @@ export function decodeClaim(reply: unknown[]): ClaimReply {
         marker: String(reply[3]),
         expiry: Number(reply[4]),
         held: Number(reply[5]),
-        rev: String(reply[6]),
-        ...stamp(reply, 7),
+        ...stamp(reply, 6),
       };
     case 'settling':
       return { kind: 'settling', waitMs: Number(reply[1]), ...stamp(reply, 2) };

@@ -6,7 +6,7 @@
  *   compares its own timestamps with them however skewed the machines' clocks are.
  *
  * Keys, the same three for every script: KEYS[1] `meta` (hash: marker, created, settleMs, server, config,
- * confirmed, rev, and the mirrors `cursor` and `members` that reveal a partial loss), KEYS[2] `cursor` (the next
+ * confirmed, and the mirrors `cursor` and `members` that reveal a partial loss), KEYS[2] `cursor` (the next
  * never-used ID), KEYS[3] `expiry` (sorted set ID → lease expiry). One hash per ID at `<recordPrefix><id>` (token,
  * marker, ceiling, noted, floor, claimed, host, pid, rev).
  *
@@ -53,11 +53,6 @@ local function new_marker()
   return FRESH
 end
 
--- The revision a holder writes on its record at each claim and renewal and remembers: a record that shows another
--- one than the holder last wrote was rolled back.
-local function next_rev()
-  return redis.call('HINCRBY', META, 'rev', 1)
-end
 
 local function partly_lost()
   local cursor = tonumber(redis.call('GET', CURSOR) or '0')

@@ -1,10 +1,7 @@
 import { PRELUDE, commonArgs, stamp, unexpected, type CommonSettings, type ServerStamp } from './prelude.lua.js';
 
 export type RenewReply = ServerStamp &
-  (
-    | { kind: 'ok' | 'recovered'; expiry: number; marker: string; held: number; rev: string }
-    | { kind: 'lost'; reason: string }
-  );
+  ({ kind: 'ok' | 'recovered'; expiry: number; marker: string; held: number } | { kind: 'lost'; reason: string });
 
 export interface RenewRequest {
   id: number;
@@ -15,8 +12,13 @@ export interface RenewRequest {
   previousExpiry: number;
   /** How far ahead of the server's time that expiry must still lie. */
   marginMs: number;
-  /** The revision the holder last wrote on its record (claim or renewal). */
-  rev: string;
+  /**
+   * The revisions the record may show: the one of the last renewal the holder saw answered, and the one it sent
+   * last (its reply may have been lost after the script ran).
+   */
+  knownRevs: readonly number[];
+  /** The revision this renewal writes: the lease's own counter, one above the last it sent. */
+  rev: number;
 }
 
 /**
@@ -32,9 +34,10 @@ export interface RenewRequest {
  * that take their IDs back decide the namespace's contract: one recorded after the loss by a script that holds
  * nothing (an instance that merely tried to claim) gives way to theirs.
  *
- * Under an unchanged marker, three findings are a loss the marker did not show, and start a new one:
- * - the record shows another revision than the holder last wrote: the data was rolled back in the same process
- *   (a reload, a restore), which keeps the `run_id` and the replication ID;
+ * Under an unchanged marker, two findings are a loss the marker did not show, and start a new one:
+ * - the record shows another revision than the holder last wrote (each renewal writes the lease's next revision; a
+ *   reply lost after the script ran leaves the one sent, which the holder also accepts): the data was rolled back in
+ *   the same process (a reload, a restore), which keeps the `run_id` and the replication ID;
  * - another token owns the record while this lease cannot have lapsed: only a rollback hands out a live lease;
  *   this holder stops (the other one issues under the ID now) and is told `rollback`.
  * A record that is merely gone (deleted, evicted) while the expiry set still carries this holder's own last expiry
@@ -42,18 +45,24 @@ export interface RenewRequest {
  *
  * ARGV[1..4] common, ARGV[5] record key, ARGV[6] id, ARGV[7] token, ARGV[8] new ceiling (holder ms), ARGV[9] the
  * holder's marker, ARGV[10] the previous lease's expiry (server ms), ARGV[11] the margin of that test (ms),
- * ARGV[12] the revision the holder last wrote
+ * ARGV[12] the revisions the record may show (comma-separated), ARGV[13] the revision this renewal writes
  *
  * A renewal that holds on answers with the number of live leases (`held`, one ZCOUNT against the server's time), so
  * that every holder sees the namespace's capacity at each renewal for the cost of one O(log N) command.
  *
- * Reply: {'ok', expiry, marker, held, rev, now, server} | {'recovered', expiry, marker, held, rev, now, server}
+ * Reply: {'ok', expiry, marker, held, now, server} | {'recovered', expiry, marker, held, now, server}
  *      | {'lost', reason, now, server}
  */
 export const RENEW_SCRIPT = `${PRELUDE}
 local key, id, token = ARGV[5], ARGV[6], ARGV[7]
 local wanted_ceiling, held_marker = tonumber(ARGV[8]), ARGV[9]
-local previous_expiry, proof_margin, held_rev = tonumber(ARGV[10]), tonumber(ARGV[11]), ARGV[12]
+local previous_expiry, proof_margin, known_revs, rev = tonumber(ARGV[10]), tonumber(ARGV[11]), ARGV[12], ARGV[13]
+local function known(value)
+  for candidate in string.gmatch(known_revs, '[^,]+') do
+    if candidate == value then return true end
+  end
+  return false
+end
 local marker = ensure_marker()
 local exists = redis.call('EXISTS', key) == 1
 local owner = redis.call('HGET', key, 'token')
@@ -63,7 +72,7 @@ if marker == held_marker then
     if tonumber(redis.call('ZSCORE', EXPIRY, id) or '-1') ~= previous_expiry then
       return {'lost', 'missing', now, server}
     end
-  elseif owner == token and redis.call('HGET', key, 'rev') ~= held_rev then
+  elseif owner == token and not known(redis.call('HGET', key, 'rev') or '') then
     marker = new_marker()
   elseif owner ~= token and unlapsed then
     new_marker()
@@ -84,19 +93,17 @@ if marker ~= held_marker then
   end
   redis.call('HSET', META, 'confirmed', 1)
   local ceiling = math.max(floor_of(key), wanted_ceiling)
-  local rev = next_rev()
   redis.call('HSET', key, 'token', token, 'marker', marker, 'ceiling', ceiling, 'claimed', now, 'rev', rev)
   set_expiry(id, expiry)
-  return {'recovered', expiry, marker, live_count(), rev, now, server}
+  return {'recovered', expiry, marker, live_count(), now, server}
 end
 -- The namespace took another contract while this holder was paused past its lease: it must not go on.
 if redis.call('HGET', META, 'config') ~= CONFIG then return {'lost', 'config', now, server} end
 if exists and owner ~= token then return {'lost', owner and 'taken' or 'missing', now, server} end
 local ceiling = math.max(tonumber(redis.call('HGET', key, 'ceiling') or '0'), wanted_ceiling)
-local rev = next_rev()
 redis.call('HSET', key, 'token', token, 'marker', marker, 'ceiling', ceiling, 'rev', rev)
 set_expiry(id, expiry)
-return {'ok', expiry, marker, live_count(), rev, now, server}
+return {'ok', expiry, marker, live_count(), now, server}
 `;
 
 /** The renewal's arguments after the common four, in the order the Lua names them. */
@@ -115,6 +122,7 @@ export function renewArgs(
     request.marker,
     request.previousExpiry,
     request.marginMs,
+    request.knownRevs.join(','),
     request.rev,
   ];
 }
@@ -127,8 +135,7 @@ export function decodeRenew(reply: unknown[]): RenewReply {
       expiry: Number(reply[1]),
       marker: String(reply[2]),
       held: Number(reply[3]),
-      rev: String(reply[4]),
-      ...stamp(reply, 5),
+      ...stamp(reply, 4),
     };
   }
   if (status === 'lost') return { kind: 'lost', reason: String(reply[1]), ...stamp(reply, 2) };
