@@ -1,6 +1,6 @@
 /** Jest in ESM mode (NestJS 12 is ESM-only), TypeScript through SWC with legacy decorators and metadata. */
 export default {
-  testEnvironment: 'node',
+  testEnvironment: '<rootDir>/test/support/per-worker-tmpdir.environment.js',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.spec.ts', '**/*.e2e-spec.ts'],
   extensionsToTreatAsEsm: ['.ts'],

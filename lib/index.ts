@@ -12,6 +12,7 @@ export {
   TimestampOverflowError,
   UnsafeNumberError,
   WorkerIdInUseError,
+  type WorkerIdHolder,
   TransientSnowflakeError,
   WorkerUnavailableError,
   type WorkerUnavailableReason,
@@ -71,7 +72,7 @@ export { SnowflakeModule } from './module/snowflake.module.js';
 export type { SnowflakeRegistrationExtras } from './module/snowflake.module-definition.js';
 export { DuplicateGeneratorNameError } from './module/snowflake.errors.js';
 export { InjectIdService, getIdServiceToken } from './module/snowflake.names.js';
-export type { CeilingFileOptions, SnowflakeModuleOptions } from './module/snowflake.options.js';
+export type { CeilingFileOptions, SnowflakeModuleOptions, WorkerLockOptions } from './module/snowflake.options.js';
 export { DEFAULT_GENERATOR_NAME, SNOWFLAKE_GENERATOR, SNOWFLAKE_WORKER_SOURCE } from './module/snowflake.tokens.js';
 export { CeilingFileError, type CeilingFileProblem } from './worker/ceiling-file.errors.js';
 export { workerIdFromHostname } from './worker/static.source.js';

@@ -1,3 +1,5 @@
+import { hostname as osHostname } from 'node:os';
+
 /**
  * Base class of every error the library throws, so callers can catch them all with one `instanceof`.
  *
@@ -225,8 +227,26 @@ function describe(input: unknown): string {
 }
 
 /**
- * Two generators in one process were given the same worker ID (for example `SnowflakeModule.forRoot()` imported in
- * two modules with the same static `workerId`). They would issue the same IDs, so the second one refuses to start.
+ * Who holds a worker ID that another process or worker thread of this host uses: the lock file's record.
+ *
+ * @publicApi
+ */
+export interface WorkerIdHolder {
+  pid: number;
+  /** The holder's `worker_threads` thread (0: the main thread). */
+  threadId: number;
+  hostname: string;
+  /** When the holder took the worker ID (ISO 8601). */
+  startedAt: string;
+  /** The lock file (option `workerLock.dir`). */
+  lockFile: string;
+}
+
+/**
+ * Two generators were given the same fixed worker ID: in one process (for example `SnowflakeModule.forRoot()`
+ * imported in two modules with the same static `workerId`), or in two processes or worker threads of one host
+ * (`node:cluster`, PM2 cluster mode, several copies of the app with one `workerId` or one host name). They would
+ * issue the same IDs, so the second one refuses to start. `holder` names the other process when there is one.
  *
  * @publicApi
  */
@@ -234,11 +254,26 @@ export class WorkerIdInUseError extends SnowflakeError {
   constructor(
     readonly workerId: number,
     readonly datacenterId: number,
+    /** The other process or thread holding it; absent when the holder is another module of this process. */
+    readonly holder?: WorkerIdHolder,
   ) {
     super(
-      `Worker ID ${workerId} (datacenter ${datacenterId}) is already used by another SnowflakeModule in this process: ` +
-        'two generators on one worker ID issue the same IDs. Import SnowflakeModule.forRoot() once, with ' +
-        '`isGlobal: true`, and inject IdService wherever it is needed (or give each registration its own worker ID).',
+      holder === undefined
+        ? `Worker ID ${workerId} (datacenter ${datacenterId}) is already used by another SnowflakeModule in this ` +
+            'process: two generators on one worker ID issue the same IDs. Import SnowflakeModule.forRoot() once, ' +
+            'with `isGlobal: true`, and inject IdService wherever it is needed (or give each registration its own ' +
+            'worker ID).'
+        : `Worker ID ${workerId} (datacenter ${datacenterId}) is held by process ${holder.pid}` +
+            `${holder.threadId === 0 ? '' : ` (worker thread ${holder.threadId})`} on host ${holder.hostname}, ` +
+            `since ${holder.startedAt} (lock file ${holder.lockFile}): two generators on one worker ID issue the ` +
+            'same IDs. Give each process its own worker ID; for node:cluster, PM2 cluster mode or worker threads, ' +
+            'which run one app per CPU, use a Redis lease (`redis`), which hands each its own. If these processes ' +
+            'never share IDs (separate apps, or containers that share this directory), give each its own ' +
+            '`workerLock.dir`.' +
+            (holder.hostname === osHostname()
+              ? ''
+              : ' A lock written under another host name cannot be checked from here: if that host or container ' +
+                'is gone, remove the lock file.'),
     );
   }
 }

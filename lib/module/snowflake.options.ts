@@ -23,6 +23,28 @@ export interface CeilingFileOptions {
    * @default stepMs + 1000 (a restart right after a crash, with 1 s of clock set back)
    */
   maxWaitMs?: number;
+  /**
+   * What a missing file means. `'refuse'` fails the start with `CeilingFileError` (`missing`): a volume that failed
+   * to mount, or a mistyped path, looks exactly like a first start, and a first start issues with no floor at all.
+   * `'create'` starts a new file: set it for the worker's very first start (for example from an environment variable
+   * of the first deploy), or where the file's directory is known to be the persistent one.
+   * @default 'refuse'
+   */
+  ifMissing?: 'refuse' | 'create';
+}
+
+/**
+ * The object form of {@link SnowflakeModuleOptions.workerLock}.
+ *
+ * @publicApi
+ */
+export interface WorkerLockOptions {
+  /**
+   * The directory of the lock files, one per worker ID in use (`worker-<datacenter>-<worker>.lock`). Every process
+   * that could run on the same worker ID must see the same directory, on a local disk.
+   * @default `<os.tmpdir()>/nestjs-snowflake-locks`
+   */
+  dir?: string;
 }
 
 /**
@@ -48,10 +70,20 @@ export interface SnowflakeModuleOptions {
   /**
    * With a fixed `workerId` (a number or `'hostname'`): keep the worker's ceiling, the highest timestamp it may
    * issue, in this local file, written and fsynced ahead of use, so that a restart with the clock set back (or right
-   * after a crash) issues only above what was issued before. A path, or `{ path, stepMs, maxWaitMs }`. Every worker
-   * needs a file of its own, such as `/var/lib/app/snowflake-worker-3.json`.
+   * after a crash) issues only above what was issued before. A path, or `{ path, stepMs, maxWaitMs, ifMissing }`.
+   * Every worker needs a file of its own, such as `/var/lib/app/snowflake-worker-3.json`; a process using it holds
+   * a lock beside it (`<path>.lock`), and a missing file fails the start unless `ifMissing: 'create'`.
    */
   ceilingFile?: string | CeilingFileOptions;
+  /**
+   * With a fixed `workerId` (a number or `'hostname'`): the host-wide lock that stops a second process or worker
+   * thread of this host (`node:cluster`, PM2 cluster mode, a second copy of the app) from starting on the same
+   * worker ID, which would issue the same IDs. The lock is a file that dies with its holder: a process that exits,
+   * crashes or is killed leaves nothing the next one waits for. `false` turns it off: only for processes whose IDs
+   * never meet (tests), or where each process's worker ID is made distinct by other means.
+   * @default { dir: `<os.tmpdir()>/nestjs-snowflake-locks` }
+   */
+  workerLock?: false | WorkerLockOptions;
   /** The host name `workerId: 'hostname'` reads. @default os.hostname() */
   hostname?: string;
   /** Lease the worker ID from Redis. */

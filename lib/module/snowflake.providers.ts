@@ -43,8 +43,14 @@ export function createWorkerSource(settings: SnowflakeSettings): WorkerIdSource 
       return new RedisWorkerSource(worker.lease, settings.datacenterId);
     default:
       return worker.ceilingFile === undefined
-        ? new StaticWorkerSource(worker.kind, worker.workerId, settings.datacenterId)
-        : new CeilingFileWorkerSource(worker.kind, worker.workerId, settings.datacenterId, worker.ceilingFile);
+        ? new StaticWorkerSource(worker.kind, worker.workerId, settings.datacenterId, worker.lock)
+        : new CeilingFileWorkerSource(
+            worker.kind,
+            worker.workerId,
+            settings.datacenterId,
+            worker.ceilingFile,
+            worker.lock,
+          );
   }
 }
 

@@ -9,7 +9,8 @@ import { nonNegativeOption, rejectUnknownKeys } from '../core/option-checks.js';
 import { resolveLeaseSettings, type LeaseSettings } from '../lease/lease.settings.js';
 import type { CeilingFileSettings } from '../worker/ceiling-file.source.js';
 import { workerIdFromHostname } from '../worker/static.source.js';
-import type { CeilingFileOptions, SnowflakeModuleOptions } from './snowflake.options.js';
+import { defaultWorkerLockDir, type WorkerLockSettings } from '../worker/worker-lock.js';
+import type { CeilingFileOptions, SnowflakeModuleOptions, WorkerLockOptions } from './snowflake.options.js';
 import { sequenceStartOption, type SequenceStart } from '../core/generator.options.js';
 
 /** Module options after validation, with every default filled in. @internal */
@@ -21,7 +22,7 @@ export interface SnowflakeSettings {
   sequenceStart?: SequenceStart;
   datacenterId: number;
   worker:
-    | { kind: 'static' | 'hostname'; workerId: number; ceilingFile?: CeilingFileSettings }
+    | { kind: 'static' | 'hostname'; workerId: number; ceilingFile?: CeilingFileSettings; lock: WorkerLockSettings }
     | { kind: 'redis'; lease: LeaseSettings }
     | { kind: 'custom'; source: WorkerIdSource };
   /** The public-ID form, when `publicIds` is set. */
@@ -35,6 +36,7 @@ const MODULE_OPTION_KEYS: readonly string[] = Object.keys({
   datacenterId: 0,
   hostname: 0,
   ceilingFile: 0,
+  workerLock: 0,
   redis: 0,
   workerSource: 0,
   clockBackToleranceMs: 0,
@@ -91,7 +93,15 @@ function resolveIssueSettings(options: SnowflakeModuleOptions | undefined): Snow
         'its ceiling in Redis, and a `workerSource` keeps its own.',
     );
   }
+  if (options.workerLock !== undefined && !hasWorker) {
+    throw new SnowflakeConfigError(
+      'workerLock',
+      "guards a fixed worker ID on this host: give it with `workerId` (a number or 'hostname'). A Redis lease hands " +
+        'each process its own worker ID, and a `workerSource` keeps its own exclusivity.',
+    );
+  }
   const ceilingFile = options.ceilingFile === undefined ? undefined : resolveCeilingFile(options.ceilingFile);
+  const lock = resolveWorkerLock(options.workerLock);
   if (options.workerSource !== undefined) {
     if (hasWorker || hasRedis) {
       throw new SnowflakeConfigError(
@@ -152,7 +162,7 @@ function resolveIssueSettings(options: SnowflakeModuleOptions | undefined): Snow
       clockBackToleranceMs,
       maxSyncWaitMs,
       datacenterId,
-      worker: { kind: 'hostname', workerId, ceilingFile },
+      worker: { kind: 'hostname', workerId, ceilingFile, lock },
     };
   }
   if (typeof options.workerId !== 'number') {
@@ -168,7 +178,7 @@ function resolveIssueSettings(options: SnowflakeModuleOptions | undefined): Snow
     clockBackToleranceMs,
     maxSyncWaitMs,
     datacenterId,
-    worker: { kind: 'static', workerId: options.workerId, ceilingFile },
+    worker: { kind: 'static', workerId: options.workerId, ceilingFile, lock },
   };
 }
 
@@ -176,12 +186,16 @@ const CEILING_FILE_KEYS: readonly string[] = Object.keys({
   path: 0,
   stepMs: 0,
   maxWaitMs: 0,
+  ifMissing: 0,
 } satisfies Record<keyof CeilingFileOptions, 0>);
 
 function resolveCeilingFile(option: string | CeilingFileOptions): CeilingFileSettings {
   const given: CeilingFileOptions = typeof option === 'string' ? { path: option } : option;
   if (given === null || typeof given !== 'object') {
-    throw new SnowflakeConfigError('ceilingFile', 'expected a file path, or { path, stepMs?, maxWaitMs? }.');
+    throw new SnowflakeConfigError(
+      'ceilingFile',
+      'expected a file path, or { path, stepMs?, maxWaitMs?, ifMissing? }.',
+    );
   }
   rejectUnknownKeys('ceilingFile', given, CEILING_FILE_KEYS, 'the ceiling file (`ceilingFile`)');
   if (typeof given.path !== 'string' || given.path.trim() === '') {
@@ -197,9 +211,40 @@ function resolveCeilingFile(option: string | CeilingFileOptions): CeilingFileSet
       `must be at least 100 ms, got ${stepMs}: each step costs a write and two fsyncs.`,
     );
   }
+  const ifMissing = given.ifMissing ?? 'refuse';
+  if (ifMissing !== 'refuse' && ifMissing !== 'create') {
+    throw new SnowflakeConfigError(
+      'ceilingFile.ifMissing',
+      `expected 'refuse' (the default: a missing file fails the start) or 'create' (a missing file is this ` +
+        `worker's first start), got ${JSON.stringify(given.ifMissing)}.`,
+    );
+  }
   return {
     path: given.path,
     stepMs,
     maxWaitMs: nonNegativeOption('ceilingFile.maxWaitMs', given.maxWaitMs, stepMs + 1000),
+    ifMissing,
   };
+}
+
+const WORKER_LOCK_KEYS: readonly string[] = Object.keys({ dir: 0 } satisfies Record<keyof WorkerLockOptions, 0>);
+
+function resolveWorkerLock(option: false | WorkerLockOptions | undefined): WorkerLockSettings {
+  if (option === undefined) return { dir: defaultWorkerLockDir() };
+  if (option === false) return null;
+  if (option === null || typeof option !== 'object') {
+    throw new SnowflakeConfigError(
+      'workerLock',
+      `expected false or { dir? }, got ${JSON.stringify(option)}. Leave it out for the default lock directory.`,
+    );
+  }
+  rejectUnknownKeys('workerLock', option, WORKER_LOCK_KEYS, 'the worker lock (`workerLock`)');
+  if (option.dir === undefined) return { dir: defaultWorkerLockDir() };
+  if (typeof option.dir !== 'string' || option.dir.trim() === '') {
+    throw new SnowflakeConfigError(
+      'workerLock.dir',
+      `expected the path of a directory, such as '/run/app/snowflake-locks', got ${JSON.stringify(option.dir)}.`,
+    );
+  }
+  return { dir: option.dir };
 }

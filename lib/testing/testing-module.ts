@@ -19,7 +19,7 @@ export interface SnowflakeTestingOptions extends Pick<SnowflakeModuleOptions, 'l
 
 /**
  * What an app's own tests need in place of its production registration: `IdService` on a static worker ID (no
- * Redis), with a clock the test can fix, step and advance.
+ * Redis, no host lock), with a clock the test can fix, step and advance.
  *
  * @example
  * const clock = new ManualClock({ fixedAt: new Date('2026-01-01') });
@@ -30,6 +30,8 @@ export interface SnowflakeTestingOptions extends Pick<SnowflakeModuleOptions, 'l
 export class SnowflakeTestingModule {
   static forRoot(options: SnowflakeTestingOptions = {}) {
     const { workerId = 0, clock = new ManualClock(), isGlobal = true, ...rest } = options;
-    return SnowflakeModule.forRoot({ ...rest, workerId, clock, isGlobal });
+    // No host lock: test runners run test files in parallel processes, each with its own app on this worker ID, and
+    // IDs of a test's app never meet another's.
+    return SnowflakeModule.forRoot({ ...rest, workerId, clock, isGlobal, workerLock: false });
   }
 }

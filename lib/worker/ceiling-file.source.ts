@@ -4,6 +4,7 @@ import type { Layout } from '../core/layout.js';
 import type { IssuePermit } from '../core/permit.js';
 import { msAtTicks, ticksAtMs } from '../core/time-units.js';
 import { CeilingFileError } from './ceiling-file.errors.js';
+import { lockCeilingFile } from './ceiling-file.lock.js';
 import {
   commitCeiling,
   discardCeiling,
@@ -13,6 +14,7 @@ import {
   writeCeiling,
   type CeilingRecord,
 } from './ceiling-file.store.js';
+import { lockWorkerId, type WorkerLockSettings } from './worker-lock.js';
 import type { WorkerAssignment, WorkerIdSource, WorkerSourceContext } from './worker-source.js';
 
 /** The option `ceilingFile` after validation. @internal */
@@ -22,6 +24,8 @@ export interface CeilingFileSettings {
   stepMs: number;
   /** The longest the start waits for the clock to pass the recorded ceiling. */
   maxWaitMs: number;
+  /** Whether a missing file is a first start (`create`) or fails the start (`refuse`). */
+  ifMissing: 'refuse' | 'create';
 }
 
 /** After a failed write, how long before the next attempt. */
@@ -32,9 +36,10 @@ const RETRY_MS = 1000;
  * worker's ceiling, the highest timestamp it may issue, is kept in a local file and written ahead of use, as the
  * Redis lease keeps its ceiling in Redis.
  *
- * - At start it reads the file (none: first start; another worker's or layout's, or unreadable: a
- *   {@link CeilingFileError}), waits (bounded by `maxWaitMs`) for the clock to pass the recorded ceiling, and
- *   issues only above it.
+ * - At start it takes the host lock on the worker ID (option `workerLock`) and the file's own lock (`<path>.lock`),
+ *   held until stop; then it reads the file (none: a first start only with `ifMissing: 'create'`; another worker's
+ *   or layout's, or unreadable: a {@link CeilingFileError}), waits (bounded by `maxWaitMs`) for the clock to pass
+ *   the recorded ceiling, and issues only above it.
  * - Before any ID it writes a ceiling `stepMs` ahead of the clock and fsyncs it. An unref'd timer writes the next
  *   one half a step before the ceiling is reached, off the event loop (the thread pool writes and fsyncs, the rename
  *   follows in order), so neither `next()` nor the app's requests wait for the disk; only
@@ -64,6 +69,8 @@ export class CeilingFileWorkerSource implements WorkerIdSource {
   private generation = 0;
   private readonly counters = { background: 0, blocking: 0 };
   private stopped = false;
+  /** Release the worker-ID lock and the file's lock, in that order of taking. */
+  private readonly unlocks: (() => void)[] = [];
   private readonly permit: IssuePermit = {
     ceiling: (nowMs) => {
       // Reached only when the timer could not run (the event loop was held): write here rather than refuse.
@@ -78,6 +85,8 @@ export class CeilingFileWorkerSource implements WorkerIdSource {
     private readonly workerId: number,
     private readonly datacenterId: number,
     private readonly settings: CeilingFileSettings,
+    /** The host lock's directory; `null` (no worker-ID lock) where the caller keeps exclusivity itself. */
+    private readonly lock: WorkerLockSettings = null,
   ) {}
 
   /** Raises since start: by the timer, off the event loop, and on the calling thread (the event loop was held). */
@@ -88,14 +97,32 @@ export class CeilingFileWorkerSource implements WorkerIdSource {
   async start(context: WorkerSourceContext): Promise<WorkerAssignment> {
     this.context = context;
     this.clocks = bothClocks(context.clock);
+    try {
+      return await this.startLocked(context);
+    } catch (error) {
+      this.unlock();
+      throw error;
+    }
+  }
+
+  private async startLocked(context: WorkerSourceContext): Promise<WorkerAssignment> {
     const { layout, logger } = context;
     const { path } = this.settings;
+    this.unlocks.push(await lockWorkerId(this.lock, this.datacenterId, this.workerId));
+    this.unlocks.push(await lockCeilingFile(path, this.workerId, this.datacenterId));
     const recorded = await readCeiling(path, this.owner(layout));
     if (recorded === null) {
+      if (this.settings.ifMissing !== 'create') throw this.missing();
       logger.log(`Ceiling file ${path} does not exist yet: worker ID ${this.workerId} starts a new one`);
     } else {
       await this.waitToPass(recorded, layout);
       this.floorTicks = recorded;
+    }
+    // Stopped while the locks were taken or the clock was awaited (the app shut down): the file, no longer locked,
+    // is not written, and the binding, stopped too, ignores the assignment.
+    if (this.stopped) {
+      this.unlock();
+      return { workerId: this.workerId, datacenterId: this.datacenterId, floor: this.floorTicks, permit: this.permit };
     }
     this.writeAhead();
     logger.log(
@@ -110,10 +137,21 @@ export class CeilingFileWorkerSource implements WorkerIdSource {
     if (this.stopped || this.context === undefined) return Promise.resolve();
     this.stopped = true;
     clearTimeout(this.timer);
-    const { layout, logger } = this.context;
+    try {
+      this.writeExact(lastTimestamp);
+    } finally {
+      // The file is free for the next holder only once its exact ceiling is on disk.
+      this.unlock();
+    }
+    return Promise.resolve();
+  }
+
+  /** At stop, the exact last issued timestamp, so that the next start waits for nothing. */
+  private writeExact(lastTimestamp: number): void {
+    const { layout, logger } = this.context!;
     const exact = Math.max(lastTimestamp, this.floorTicks);
-    // Nothing issued and nothing before: the ceiling written at start stays, which is only higher than needed.
-    if (exact < 0) return Promise.resolve();
+    // Nothing issued and nothing before: the ceiling written at start (if any) stays, which is only higher than needed.
+    if (exact < 0 || this.ceilingTicks < 0) return;
     try {
       writeCeiling(this.settings.path, { ...this.owner(layout), ceilingTicks: exact }, layout);
     } catch (error) {
@@ -122,7 +160,23 @@ export class CeilingFileWorkerSource implements WorkerIdSource {
           `${this.settings.stepMs} ms for the clock to pass it.`,
       );
     }
-    return Promise.resolve();
+  }
+
+  private unlock(): void {
+    for (const release of this.unlocks.splice(0).reverse()) release();
+  }
+
+  private missing(): CeilingFileError {
+    const { path } = this.settings;
+    return new CeilingFileError(
+      path,
+      'missing',
+      `does not exist. A missing ceiling file is read as worker ID ${this.workerId}'s first start only with ` +
+        "`ceilingFile.ifMissing: 'create'`: a volume that failed to mount, or a mistyped path, looks the same, and " +
+        'the worker would issue with no floor under the IDs it issued before. Check that the path lies on the ' +
+        "persistent volume; on the worker's very first start, set `ceilingFile: { path, ifMissing: 'create' }` " +
+        '(from the first deploy only, or where that directory is known to persist).',
+    );
   }
 
   requestSwitch(): boolean {

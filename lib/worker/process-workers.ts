@@ -24,6 +24,11 @@ interface ProcessWorkers {
   held: Map<string, () => number>;
   /** Lease sources running, by namespace key set. */
   leasesByNamespace: Map<string, number>;
+  /**
+   * Host locks this isolate holds (worker IDs, ceiling files), by token: their release functions, which an exit of
+   * the process or worker thread runs too, so that a lock does not outlive its holder where it could be removed.
+   */
+  hostLocks?: Map<string, () => void>;
 }
 
 const KEY = Symbol.for('nestjs-snowflake.process-workers');
@@ -51,6 +56,18 @@ export function reserveStaticWorker(datacenterId: number, workerId: number): () 
     released = true;
     staticInUse.delete(key);
   };
+}
+
+/** The host locks this isolate holds, by token; the first call sets up their release at exit. */
+export function heldHostLocks(): Map<string, () => void> {
+  const all = workers();
+  if (all.hostLocks === undefined) {
+    const locks = (all.hostLocks = new Map<string, () => void>());
+    process.once('exit', () => {
+      for (const release of [...locks.values()]) release();
+    });
+  }
+  return all.hostLocks;
 }
 
 /**

@@ -1,14 +1,22 @@
 import { SnowflakeConfigError } from '../core/errors.js';
+import { lockWorkerId, type WorkerLockSettings } from './worker-lock.js';
 import type { WorkerAssignment, WorkerIdSource, WorkerSourceContext } from './worker-source.js';
 
 /**
- * A fixed worker ID: from options, or from the ordinal of a StatefulSet pod's host name.
+ * A fixed worker ID: from options, or from the ordinal of a StatefulSet pod's host name. From start to stop it
+ * holds the host-wide lock on the worker ID (option `workerLock`), so that a second process or worker thread of
+ * the host on the same ID fails to start instead of issuing the same IDs.
  */
 export class StaticWorkerSource implements WorkerIdSource {
+  private unlock: (() => void) | undefined;
+  private stopped = false;
+
   constructor(
     readonly kind: 'static' | 'hostname',
     private readonly workerId: number,
     private readonly datacenterId: number,
+    /** The host lock's directory; `null` (no lock) where the caller keeps exclusivity itself. */
+    private readonly lock: WorkerLockSettings = null,
   ) {}
 
   /** The one assignment a fixed worker ID has: known before start, so that a generator can use it at once. */
@@ -16,12 +24,19 @@ export class StaticWorkerSource implements WorkerIdSource {
     return { workerId: this.workerId, datacenterId: this.datacenterId, floor: -1 };
   }
 
-  start(context: WorkerSourceContext): Promise<WorkerAssignment> {
+  async start(context: WorkerSourceContext): Promise<WorkerAssignment> {
+    const unlock = await lockWorkerId(this.lock, this.datacenterId, this.workerId);
+    // Stopped while the lock was being taken: it is not kept.
+    if (this.stopped) unlock();
+    else this.unlock = unlock;
     context.logger.log(`Using ${this.kind} worker ID ${this.workerId} (datacenter ${this.datacenterId})`);
-    return Promise.resolve(this.assignment);
+    return this.assignment;
   }
 
   stop(): Promise<void> {
+    this.stopped = true;
+    this.unlock?.();
+    this.unlock = undefined;
     return Promise.resolve();
   }
 

@@ -57,10 +57,18 @@ export class WorkerBinding implements WorkerSourceContext {
     return this.assigned && !this.stopped;
   }
 
-  /** Starts the source and applies its first assignment. */
   /** Starts the source and applies its first assignment; once, however often it is called. */
   start(): Promise<void> {
-    this.started ??= this.source.start(this).then((assignment) => this.apply(assignment));
+    this.started ??= this.source.start(this).then(async (assignment) => {
+      try {
+        this.apply(assignment);
+      } catch (error) {
+        // Refused here (another generator of this process on the ID): what the source took (its host locks) is
+        // given back, since no shutdown follows a failed bootstrap.
+        await this.source.stop(this.lastTimestamp()).catch(() => undefined);
+        throw error;
+      }
+    });
     return this.started;
   }
 

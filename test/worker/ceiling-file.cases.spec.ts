@@ -48,7 +48,7 @@ describe('ceilingFile: files that are not this worker’s ceiling', () => {
   /** The text of a ceiling file worker 3 wrote and left at a graceful stop. */
   async function written(options: Omit<SnowflakeModuleOptions, 'ceilingFile'> = { workerId: 3 }): Promise<string> {
     const file = freshFile();
-    const { app, ids } = await boot({ ...options, ceilingFile: file });
+    const { app, ids } = await boot({ ...options, ceilingFile: { path: file, ifMissing: 'create' } });
     ids.next();
     await app.close();
     return file;
@@ -109,7 +109,10 @@ describe('ceilingFile: files that are not this worker’s ceiling', () => {
 describe('ceilingFile: issuing', () => {
   it('raises the ceiling off the event loop while the event loop is free', async () => {
     const file = freshFile();
-    const { app, ids, source } = await boot({ workerId: 1, ceilingFile: { path: file, stepMs: 1000 } });
+    const { app, ids, source } = await boot({
+      workerId: 1,
+      ceilingFile: { path: file, stepMs: 1000, ifMissing: 'create' },
+    });
     const first = ceilingOf(file);
     for (let i = 0; i < 30; i++) {
       ids.next();
@@ -126,7 +129,11 @@ describe('ceilingFile: issuing', () => {
   it('a synchronous raise while a background write is under way wins: the older ceiling is never renamed over it', async () => {
     const file = freshFile();
     const clock = new ManualClock({ fixedAt: Date.UTC(2026, 5, 1) });
-    const { app, ids, source } = await boot({ workerId: 1, ceilingFile: { path: file, stepMs: 1000 }, clock });
+    const { app, ids, source } = await boot({
+      workerId: 1,
+      ceilingFile: { path: file, stepMs: 1000, ifMissing: 'create' },
+      clock,
+    });
     const internals = source as unknown as { raiseInBackground(): void; background: Promise<void> | undefined };
     // The timer's write starts at +500 ms; before it lands, the clock jumps past the ceiling and next() writes.
     clock.advance(500);
@@ -147,7 +154,11 @@ describe('ceilingFile: issuing', () => {
   it('a synchronous loop that never lets the event loop turn issues only up to the ceiling on disk, and is never refused', async () => {
     const file = freshFile();
     const clock = new ManualClock({ fixedAt: Date.UTC(2026, 5, 1) });
-    const { app, ids, source } = await boot({ workerId: 1, ceilingFile: { path: file, stepMs: 1000 }, clock });
+    const { app, ids, source } = await boot({
+      workerId: 1,
+      ceilingFile: { path: file, stepMs: 1000, ifMissing: 'create' },
+      clock,
+    });
     const before = ceilingOf(file);
     let last = -1n;
     // 5 s of clock, 50 IDs every 10 ms, without an await: no timer can run.
@@ -171,7 +182,7 @@ describe('ceilingFile: the start', () => {
   it('a stop during the wait for the clock never lowers the recorded ceiling, and no ID is issued after it', async () => {
     const file = freshFile();
     const clock = new ManualClock();
-    const first = await boot({ workerId: 6, ceilingFile: file, clock });
+    const first = await boot({ workerId: 6, ceilingFile: { path: file, ifMissing: 'create' }, clock });
     first.ids.nextBatch(100);
     await first.app.close();
     const recorded = ceilingOf(file);
@@ -188,7 +199,7 @@ describe('ceilingFile: the start', () => {
   it('nextAsync() called during the start waits for it, and issues above the previous run', async () => {
     const file = freshFile();
     const clock = new ManualClock();
-    const first = await boot({ workerId: 7, ceilingFile: file, clock });
+    const first = await boot({ workerId: 7, ceilingFile: { path: file, ifMissing: 'create' }, clock });
     const before = first.ids.next();
     await first.app.close();
     clock.step(-300);

@@ -40,7 +40,7 @@ describe('ceilingFile across a kill -9 and a clock set back (child processes)', 
 
   it('gives no duplicate after a kill -9 and a restart with the clock set back, and refuses a gap beyond the wait', async () => {
     const file = temp.path('worker-5.json');
-    const ceilingFile = { path: file, stepMs: STEP_MS, maxWaitMs: 4000 };
+    const ceilingFile = { path: file, stepMs: STEP_MS, maxWaitMs: 4000, ifMissing: 'create' };
 
     const first = start({ ceilingFile });
     expect(await first.ready(20_000)).toBe(5);

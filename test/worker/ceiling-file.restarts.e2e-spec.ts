@@ -30,7 +30,7 @@ afterAll(async () => {
 });
 
 interface ChildConfig {
-  ceilingFile: string | { path: string; stepMs?: number; maxWaitMs?: number } | null;
+  ceilingFile: string | { path: string; stepMs?: number; maxWaitMs?: number; ifMissing?: 'create' } | null;
   clockOffsetMs?: number;
   workerId?: number;
   busyMs?: number;
@@ -65,7 +65,7 @@ async function betweenRaises(child: IdWorker, file: string, from: number): Promi
 describe('ceiling file: repeated kill -9 and restarts on clocks set back further each time', () => {
   it('repeats no ID, issues only up to the ceiling on disk, and starts every restart above it', async () => {
     const file = temp.path('worker-3.json');
-    const ceilingFile = { path: file, stepMs: STEP_MS, maxWaitMs: 8000 };
+    const ceilingFile = { path: file, stepMs: STEP_MS, maxWaitMs: 8000, ifMissing: 'create' as const };
     const runs: IdWorker[] = [];
     let floor = -1;
 
@@ -130,7 +130,7 @@ describe('ceiling file: repeated kill -9 and restarts on clocks set back further
 
   it('a file of another worker stops the bootstrap, naming the file, and issues nothing', async () => {
     const file = temp.path('worker-3-foreign.json');
-    const owner = start({ ceilingFile: file });
+    const owner = start({ ceilingFile: { path: file, ifMissing: 'create' } });
     await owner.ready(30_000);
     await owner.stop();
     const other = start({ ceilingFile: file, workerId: 4 });

@@ -28,7 +28,12 @@ describe('ceilingFile: the recorded ceiling never goes down while the worker run
     const file = temp.path('worker-3.json');
     const clock = new FakeClock(START);
     const generator = new SnowflakeGenerator({ layout, clock });
-    const source = new CeilingFileWorkerSource('static', 3, 0, { path: file, stepMs: STEP_MS, maxWaitMs: 1_000 });
+    const source = new CeilingFileWorkerSource('static', 3, 0, {
+      path: file,
+      stepMs: STEP_MS,
+      maxWaitMs: 1_000,
+      ifMissing: 'create',
+    });
     const binding = new WorkerBinding(generator, source, layout, clock, quiet, false);
     const recorded = () => (JSON.parse(readFileSync(file, 'utf8')) as { ceilingTicks: number }).ceilingTicks;
     await binding.start();

@@ -39,7 +39,7 @@ describe('ceilingFile: restart safety for a fixed worker ID', () => {
         SnowflakeModule.forRoot({
           layout: LAYOUT,
           workerId: 3,
-          ceilingFile: { path: file, stepMs: STEP_MS },
+          ceilingFile: { path: file, stepMs: STEP_MS, ifMissing: 'create' },
           ...options,
         }),
       ],
@@ -220,8 +220,16 @@ describe('ceilingFile: restart safety for a fixed worker ID', () => {
     ['ceilingFile.maxWaitMs', { ceilingFile: { path: '/tmp/x.json', maxWaitMs: -1 } }],
     ['ceilingFile.path', { ceilingFile: { path: '' } }],
     ['ceilingFile.stepsMs', { ceilingFile: { path: '/tmp/x.json', stepsMs: 100 } }],
+    ['ceilingFile.ifMissing', { ceilingFile: { path: '/tmp/x.json', ifMissing: 'yes' } }],
+    [
+      'workerLock',
+      { workerId: undefined, ceilingFile: undefined, redis: { url: 'redis://127.0.0.1:1' }, workerLock: {} },
+    ],
+    ['workerLock', { workerLock: true }],
+    ['workerLock.dir', { workerLock: { dir: '' } }],
+    ['workerLock.directory', { workerLock: { directory: '/tmp' } }],
   ])('rejects a bad %s at bootstrap', async (option, options) => {
-    const error = await failure(boot(options));
+    const error = await failure(boot(options as Partial<SnowflakeModuleOptions>));
     expect(error).toBeInstanceOf(SnowflakeConfigError);
     expect((error as SnowflakeConfigError).option).toBe(option);
   });

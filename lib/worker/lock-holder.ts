@@ -1,0 +1,127 @@
+import { readFileSync, readlinkSync } from 'node:fs';
+import { hostname as osHostname } from 'node:os';
+import { threadId } from 'node:worker_threads';
+
+/**
+ * Who holds a host lock: enough to tell, from another process or thread of the same host, whether the holder still
+ * runs. On Linux the process and the thread are named by their start times too, so that a pid (or thread id) reused
+ * after a crash, such as pid 1 of a restarted container, does not pass for the holder.
+ *
+ * @internal
+ */
+export interface LockHolder {
+  pid: number;
+  /** The holder's `worker_threads` thread (0: the main thread). */
+  threadId: number;
+  hostname: string;
+  /** When the holder took the lock (ISO 8601). */
+  startedAt: string;
+  /** Linux only: the kernel's boot ID, the process's start (clock ticks since boot), its OS thread and that start. */
+  bootId?: string;
+  processStart?: string;
+  tid?: number;
+  threadStart?: string;
+}
+
+/** How a holder stands, seen from here. */
+export type HolderState =
+  /** It runs (or cannot be shown not to). */
+  | 'alive'
+  /** Written under another host name: its processes cannot be seen from here, so it counts as running. */
+  | 'foreign'
+  /** It ran in this very thread, in a module instance the in-process guard decides about. */
+  | 'this-thread'
+  /** Its process or thread is gone. */
+  | 'gone';
+
+/** This process and thread, as a lock records them. */
+export function currentHolder(): LockHolder {
+  const holder: LockHolder = {
+    pid: process.pid,
+    threadId,
+    hostname: osHostname(),
+    startedAt: new Date().toISOString(),
+  };
+  const bootId = readText('/proc/sys/kernel/random/boot_id');
+  const processStart = startOf('/proc/self/stat');
+  const tid = ownTid();
+  const threadStart = startOf('/proc/thread-self/stat');
+  if (bootId !== undefined) holder.bootId = bootId;
+  if (processStart !== undefined) holder.processStart = processStart;
+  if (tid !== undefined && threadStart !== undefined) Object.assign(holder, { tid, threadStart });
+  return holder;
+}
+
+/**
+ * Whether `holder` still runs. Errs towards `alive`: a lock is judged gone only on proof (no such process, another
+ * boot, a pid or thread id that now names a process or thread started at another time). Without `/proc` (macOS) a
+ * worker thread of a live process counts as alive until its process exits.
+ */
+export function holderState(holder: LockHolder, self: LockHolder = currentHolder()): HolderState {
+  if (holder.hostname !== self.hostname) return 'foreign';
+  if (holder.bootId !== undefined && self.bootId !== undefined && holder.bootId !== self.bootId) return 'gone';
+  if (holder.pid === self.pid && sameStart(holder.processStart, self.processStart)) {
+    if (holder.threadId === self.threadId) return 'this-thread';
+    return threadRuns(holder) ? 'alive' : 'gone';
+  }
+  if (!processRuns(holder.pid)) return 'gone';
+  const start = startOf(`/proc/${holder.pid}/stat`);
+  // Hidden from this user (`hidepid`): the process runs, and nothing more can be learned.
+  if (start === undefined) return 'alive';
+  if (holder.processStart !== undefined && start !== holder.processStart) return 'gone';
+  return threadRuns(holder) ? 'alive' : 'gone';
+}
+
+/** A holder as a reader sees it: `pid 123 (thread 2) on host api-3, since 2026-…`. */
+export function describeHolder(holder: LockHolder): string {
+  const thread = holder.threadId === 0 ? '' : ` (worker thread ${holder.threadId})`;
+  return `process ${holder.pid}${thread} on host ${holder.hostname}, since ${holder.startedAt}`;
+}
+
+function processRuns(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it runs, under another user.
+    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
+  }
+}
+
+/** Whether the holder's OS thread still runs, when it was recorded and `/proc` shows it. */
+function threadRuns(holder: LockHolder): boolean {
+  if (holder.tid === undefined || holder.threadStart === undefined) return true;
+  const path = `/proc/${holder.pid}/task/${holder.tid}/stat`;
+  const start = startOf(path);
+  if (start === undefined) return readText(`/proc/${holder.pid}/stat`) === undefined;
+  return start === holder.threadStart;
+}
+
+function sameStart(a: string | undefined, b: string | undefined): boolean {
+  return a === undefined || b === undefined || a === b;
+}
+
+/** Field 22 of a `/proc/…/stat` file, the start time; the name before it may hold spaces and parentheses. */
+function startOf(path: string): string | undefined {
+  const text = readText(path);
+  if (text === undefined) return undefined;
+  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  return fields[19];
+}
+
+function ownTid(): number | undefined {
+  try {
+    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    return Number.isSafeInteger(tid) ? tid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function readText(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8').trim();
+  } catch {
+    return undefined;
+  }
+}
