@@ -117,6 +117,10 @@ export class RedisWorkerSource implements WorkerIdSource, ObservesRenewals {
       },
     );
     this.uncount = countLease(this.keys.meta, this.settings.namespace, logger);
+    // The claim may wait (settling, a full namespace, Redis away) on unref'd timers, and a client that stopped
+    // reconnecting holds nothing open: a ref'd handle keeps the process alive until the bootstrap boots or fails,
+    // so an app whose main() awaits it never ends without an error (Node's exit code 13, or 0).
+    const keepAlive = setInterval(() => undefined, 60_000);
     try {
       await backend.connect(this.settings.connectTimeoutMs);
       await backend.checkSetup?.(context.logger);
@@ -132,6 +136,8 @@ export class RedisWorkerSource implements WorkerIdSource, ObservesRenewals {
       this.uncount();
       await backend.close();
       throw error;
+    } finally {
+      clearInterval(keepAlive);
     }
   }
 

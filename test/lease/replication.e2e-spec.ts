@@ -196,6 +196,7 @@ describe('Redis replication: waitForReplicas and a Sentinel failover (real redis
     const replica = await RedisServer.start({ args: ['--replicaof', '127.0.0.1', String(primary.port)] });
     servers.push(replica);
     await waitFor('replica sync', () => replicaInSync(primary, 1));
+    await settledNamespace(primary.url, 'acked');
 
     const module = await Test.createTestingModule({
       imports: [
@@ -297,6 +298,7 @@ describe('Redis replication: waitForReplicas and a Sentinel failover (real redis
     servers.push(replica);
     await waitFor('replica sync', () => replicaInSync(primary, 1));
     const sentinel = await startSentinel(primary.port);
+    await settledNamespace(primary.url, 'failover');
 
     const holders: IdService[] = [];
     const generator = generateFrom(holders);
@@ -352,6 +354,9 @@ describe('Redis replication: waitForReplicas and a Sentinel failover (real redis
     servers.push(replica);
     await waitFor('replica sync', () => replicaInSync(primary, 1));
     const sentinel = await startSentinel(primary.port);
+    // Started settled: the test must reach the held link before a Sentinel's INFO refresh (every 10 s) points the
+    // replica at the primary directly.
+    await settledNamespace(primary.url, 'missed');
 
     const holders: IdService[] = [];
     const generator = generateFrom(holders);
@@ -422,6 +427,7 @@ describe('Redis replication: waitForReplicas and a Sentinel failover (real redis
       return fields[fields.indexOf('runid') + 1]?.length === 40;
     });
     const natMap = { [`127.0.0.1:${sentinelLink.port}`]: { host: '127.0.0.1', port: primary.port } };
+    await settledNamespace(primary.url, 'split');
     const warnings: string[] = [];
     const logger = new (class extends ConsoleLogger {
       override warn(message: unknown) {
