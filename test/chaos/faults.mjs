@@ -58,6 +58,8 @@ function someKeys(ctx, fault) {
   };
 }
 
+/** How long del-released waits for an ID to become free (a holder to stop) when none is. */
+const FREE_RECORD_WAIT_MS = 15_000;
 const FILLER_VALUE_BYTES = 16 * 1024;
 /** How much filler the evict fault writes at most when no namespace key goes. */
 const EVICT_FILLER_BOUND_BYTES = 64 * 2 ** 20;
@@ -215,9 +217,10 @@ export const FAULTS = {
       if (Number(cursor) >= ctx.idCount) break;
       await ctx.sleep(250);
     }
-    return onPrimary(ctx, async (client, server) => {
-      // One script: the ID is free at the server's TIME when its record goes, never a lease a claim just took.
-      const reply = await client.eval(
+    // One script: the ID is free at the server's TIME when its record goes, never a lease a claim just took. While
+    // no ID is free (every used one held, or a loss just emptied the namespace), it tries again for a while.
+    const deleteOne = (client) =>
+      client.eval(
         DELETE_FREE_RECORD,
         2,
         `${ctx.keyPrefix}expiry`,
@@ -225,7 +228,13 @@ export const FAULTS = {
         `${ctx.keyPrefix}w:`,
         fault.pick,
       );
-      if (reply.length === 0) throw new Skipped('no free ID with a record');
+    return onPrimary(ctx, async (client, server) => {
+      let reply = await deleteOne(client);
+      for (let waited = 0; reply.length === 0 && waited < FREE_RECORD_WAIT_MS && !ctx.ending(); waited += 500) {
+        await ctx.sleep(500);
+        reply = await deleteOne(client);
+      }
+      if (reply.length === 0) throw new Skipped(`no free ID with a record within ${seconds(FREE_RECORD_WAIT_MS)}`);
       const [id, lapsed, now, spent, free] = reply;
       ctx.result(fault, { workerId: Number(id), cursorSpent: Number(spent) >= ctx.idCount });
       return (
@@ -346,7 +355,10 @@ export const FAULTS = {
   },
 
   async 'restart-config'(fault, ctx) {
-    const slot = signalable(ctx.slots[fault.target]);
+    // A process that is booting is restarted once it can take the signal.
+    const target = ctx.slots[fault.target];
+    for (let waited = 0; !target.signalable && waited < 10_000 && !ctx.ending(); waited += 250) await ctx.sleep(250);
+    const slot = signalable(target);
     const refusedBefore = slot.bootErrors.LeaseConfigMismatchError ?? 0;
     await slot.signal('SIGTERM');
     // After the exit: the stopped process's last count is in.
