@@ -64,6 +64,7 @@ export class ChildSlot {
     this.refusalsBefore = {};
     this.refusalsNow = {};
     this.bootErrors = {};
+    this.bootErrorsNormal = {};
     this.crashes = 0;
     this.starts = 0;
     this.workerId = null;
@@ -73,6 +74,12 @@ export class ChildSlot {
     this.idleFrom = null;
     this.idleMark = null;
     this.longestGap = { ms: 0, from: null };
+    /** Every time without IDs of 0.5 s or more: { from, ms, excused } (run ms). */
+    this.gaps = [];
+    /** While set, this process is refused or waits by design (another contract): its gaps are not outages. */
+    this.excused = false;
+    /** Settings of the next starts that differ from the run's (`{ ttlMs }`, `{ redis: { fenceMarginMs } }`, …). */
+    this.configOverride = undefined;
     this.onProgress = () => undefined;
     /** @type {Set<{ event: string, resolve: (seen: boolean) => void }>} */
     this.waiters = new Set();
@@ -136,7 +143,16 @@ export class ChildSlot {
     this.generation += 1;
     this.starts += 1;
     const file = join(this.dir, `${this.name}.g${this.generation}.ids`);
-    const config = { ...this.makeConfig(this), out: file, stallFile: this.stallFile, gate };
+    const base = this.makeConfig(this);
+    const override = this.configOverride ?? {};
+    const config = {
+      ...base,
+      ...override,
+      redis: { ...base.redis, ...override.redis },
+      out: file,
+      stallFile: this.stallFile,
+      gate,
+    };
     const env = { ...process.env, NODE_OPTIONS: '' };
     if (this.faketime) {
       Object.assign(env, {
@@ -162,7 +178,13 @@ export class ChildSlot {
     }
     this.refusalsNow = {};
     this.files.push({ generation: this.generation, file, pid: child.pid });
-    this.record({ event: 'spawn', generation: this.generation, pid: child.pid, skewMs: this.skewMs });
+    this.record({
+      event: 'spawn',
+      generation: this.generation,
+      pid: child.pid,
+      skewMs: this.skewMs,
+      ...(this.configOverride === undefined ? {} : { override: this.configOverride }),
+    });
     child.stdin.on('error', () => undefined);
     let buffered = '';
     child.stdout.setEncoding('utf8');
@@ -199,18 +221,21 @@ export class ChildSlot {
     switch (event.event) {
       case 'up':
         this.state = 'up';
-        // The first boot of the run waits for a fresh namespace to settle, by design; a restart's boot is an outage.
-        if (this.generation > 1) this.beginIdle(at);
+        // A boot is time without IDs (the first one waits for the fresh namespace to settle: the report judges it
+        // against the first use). After a crash or a failed boot the time without IDs goes on (idleMark kept), so
+        // that a process that keeps failing to boot shows one long outage, not many short ones.
+        if (this.idleMark === null) this.beginIdle(at);
         break;
       case 'ready':
         this.state = 'ready';
         this.workerId = event.workerId;
-        if (this.generation === 1) this.beginIdle(at);
         break;
       case 'error':
         if (event.phase === 'bootstrap') {
           const key = event.reason ? `${event.name}:${event.reason}` : event.name;
           this.bootErrors[key] = (this.bootErrors[key] ?? 0) + 1;
+          // Separately for starts with the run's own settings: a refusal there is another instance's doing.
+          if (this.configOverride === undefined) this.bootErrorsNormal[key] = (this.bootErrorsNormal[key] ?? 0) + 1;
         }
         break;
       case 'worker':
@@ -240,11 +265,13 @@ export class ChildSlot {
   exited(child, code, signal, stderr) {
     if (child !== this.child) return;
     const at = this.now();
-    this.tickIdle(at);
-    this.closeGap();
-    this.idleMark = null;
-    this.child = undefined;
     const expected = this.expectExit || this.ending;
+    this.tickIdle(at);
+    if (expected) {
+      this.closeGap();
+      this.idleMark = null;
+    }
+    this.child = undefined;
     this.state = 'down';
     this.paused = false;
     this.stalled = false;
@@ -343,8 +370,21 @@ export class ChildSlot {
   }
 
   closeGap() {
-    if (this.idleMs > this.longestGap.ms) this.longestGap = { ms: this.idleMs, from: this.idleFrom };
+    if (this.idleMs >= 500) this.gaps.push({ from: this.idleFrom, ms: this.idleMs, excused: this.excused });
+    if (this.idleMs > this.longestGap.ms && !this.excused) {
+      this.longestGap = { ms: this.idleMs, from: this.idleFrom };
+    }
     this.idleMs = 0;
+  }
+
+  /** Marks the time without IDs from now on as by design (true), or ends that, closing what it covered (false). */
+  excuse(on) {
+    if (!on) {
+      this.tickIdle(this.now());
+      this.closeGap();
+      this.idleMark = null;
+    }
+    this.excused = on;
   }
 
   record(event) {

@@ -58,6 +58,31 @@ function someKeys(ctx, fault) {
   };
 }
 
+/** How long del-released waits for an ID to become free (a holder to stop) when none is. */
+const FREE_RECORD_WAIT_MS = 15_000;
+const FILLER_VALUE_BYTES = 16 * 1024;
+/** How much filler the evict fault writes at most when no namespace key goes. */
+const EVICT_FILLER_BOUND_BYTES = 64 * 2 ** 20;
+
+/**
+ * KEYS[1] expiry, KEYS[2] cursor; ARGV[1] record prefix, ARGV[2] which one (any integer). Deletes the record of a
+ * free ID (expiry score at or below the server's TIME, record present). Reply: {id, expiry score, now, cursor,
+ * free IDs with a record} or {} when there is none.
+ */
+const DELETE_FREE_RECORD = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local free = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'WITHSCORES')
+local found = {}
+for i = 1, #free, 2 do
+  if redis.call('EXISTS', ARGV[1] .. free[i]) == 1 then table.insert(found, {free[i], free[i + 1]}) end
+end
+if #found == 0 then return {} end
+local pick = found[(tonumber(ARGV[2]) % #found) + 1]
+redis.call('DEL', ARGV[1] .. pick[1])
+return {pick[1], pick[2], tostring(now), redis.call('GET', KEYS[2]) or '0', #found}
+`;
+
 /**
  * @type {Record<string, (fault: object, ctx: object) => Promise<string | void>>}
  * Each returns a description of what it did (logged); progress along the way goes through `ctx.note`.
@@ -184,6 +209,41 @@ export const FAULTS = {
     return deleteKeys(ctx, someKeys(ctx, fault));
   },
 
+  async 'del-released'(fault, ctx) {
+    // Once the cursor is spent, a claim takes the free ID that lapsed longest ago: the deletion then decides the
+    // next claim's floor. Waiting for that is bounded; the deletion happens either way.
+    for (let waited = 0; waited < fault.waitCursorMs && !ctx.ending(); waited += 250) {
+      const cursor = await onPrimary(ctx, (client) => client.get(`${ctx.keyPrefix}cursor`)).catch(() => null);
+      if (Number(cursor) >= ctx.idCount) break;
+      await ctx.sleep(250);
+    }
+    // One script: the ID is free at the server's TIME when its record goes, never a lease a claim just took. While
+    // no ID is free (every used one held, or a loss just emptied the namespace), it tries again for a while.
+    const deleteOne = (client) =>
+      client.eval(
+        DELETE_FREE_RECORD,
+        2,
+        `${ctx.keyPrefix}expiry`,
+        `${ctx.keyPrefix}cursor`,
+        `${ctx.keyPrefix}w:`,
+        fault.pick,
+      );
+    return onPrimary(ctx, async (client, server) => {
+      let reply = await deleteOne(client);
+      for (let waited = 0; reply.length === 0 && waited < FREE_RECORD_WAIT_MS && !ctx.ending(); waited += 500) {
+        await ctx.sleep(500);
+        reply = await deleteOne(client);
+      }
+      if (reply.length === 0) throw new Skipped(`no free ID with a record within ${seconds(FREE_RECORD_WAIT_MS)}`);
+      const [id, lapsed, now, spent, free] = reply;
+      ctx.result(fault, { workerId: Number(id), cursorSpent: Number(spent) >= ctx.idCount });
+      return (
+        `deleted w:${id} on ${server.name} (free since ${Number(now) - Number(lapsed)} ms, one of ${free} free ` +
+        `with a record; cursor ${spent}/${ctx.idCount}${Number(spent) >= ctx.idCount ? ', spent' : ''})`
+      );
+    });
+  },
+
   async 'del-claim'(fault, ctx) {
     // A live holder learns that its record is gone at its next renewal; a claim that lands before it is the race
     // that decides whether a partial loss is read as "free". Timing the claim right after the deletion runs it.
@@ -200,6 +260,128 @@ export const FAULTS = {
       slot.go();
     }
     return `${detail}; ${slot.name} restarted and claims at once`;
+  },
+
+  async evict(fault, ctx) {
+    return onPrimary(ctx, async (client, server) => {
+      const before = (await client.keys(`${ctx.keyPrefix}*`)).sort();
+      const used = Number(/used_memory:(\d+)/.exec(await client.info('memory'))[1]);
+      const filler = `chaos-filler:${fault.id}:`;
+      const value = 'x'.repeat(FILLER_VALUE_BYTES);
+      let written = 0;
+      let gone = [];
+      const from = performance.now();
+      await client.call('CONFIG', 'SET', 'maxmemory-policy', 'allkeys-lru');
+      await client.call('CONFIG', 'SET', 'maxmemory', String(used + fault.headroomKb * 1024));
+      ctx.note(fault, `${server.name}: maxmemory ${used} + ${fault.headroomKb} KB, allkeys-lru; filling`);
+      try {
+        while (gone.length === 0 && written * FILLER_VALUE_BYTES < EVICT_FILLER_BOUND_BYTES && !ctx.ending()) {
+          const batch = client.pipeline();
+          for (let i = 0; i < 8; i++) batch.set(`${filler}${written++}`, value);
+          await batch.exec();
+          const exists = await Promise.all(before.map((key) => client.exists(key)));
+          gone = before.filter((_, i) => exists[i] === 0);
+          // The LRU clock ticks once a second: a pause lets the keys the scripts keep reading look younger.
+          if (gone.length === 0 && written % 256 === 0) await ctx.sleep(100);
+        }
+      } finally {
+        await client.call('CONFIG', 'SET', 'maxmemory', '0');
+        await client.call('CONFIG', 'SET', 'maxmemory-policy', 'noeviction');
+        for (let i = 0; i < written; i += 500) {
+          const keys = [];
+          for (let j = i; j < Math.min(written, i + 500); j++) keys.push(`${filler}${j}`);
+          await client.unlink(...keys);
+        }
+      }
+      ctx.result(fault, { evicted: gone.length, of: before.length, fillerBytes: written * FILLER_VALUE_BYTES });
+      const mb = ((written * FILLER_VALUE_BYTES) / 2 ** 20).toFixed(1);
+      return (
+        `${gone.length} of ${before.length} namespace keys evicted by ${mb} MB of filler in ` +
+        `${Math.round(performance.now() - from)} ms${gone.length > 0 ? `: ${summarizeKeys(gone, ctx.keyPrefix)}` : ''}; ` +
+        'maxmemory 0, noeviction, filler deleted'
+      );
+    });
+  },
+
+  async rollback(fault, ctx) {
+    const server = await ctx.topology.primary();
+    // With Sentinel, REPLICAOF on the master would look like a failover to the Sentinels: a reload there.
+    const via = ctx.topology.kind === 'sentinel' ? 'reload' : fault.via;
+    const runIdOf = (client) => client.info('server').then((info) => /run_id:(\w+)/.exec(info)[1]);
+    const replIdOf = (client) => client.info('replication').then((info) => /master_replid:(\w+)/.exec(info)[1]);
+    const [runId, replId] = await withClient(server.port, async (c) => [await runIdOf(c), await replIdOf(c)]);
+    let stale;
+    if (via === 'reload') {
+      await server.save();
+      ctx.note(fault, `SAVE on ${server.name}; DEBUG RELOAD NOSAVE in ${seconds(fault.restoreAfterMs)}`);
+    } else {
+      stale = await ctx.topology.startStale(server);
+      ctx.note(
+        fault,
+        `${stale.name} started from a SAVE of ${server.name}; resync from it in ${seconds(fault.restoreAfterMs)}`,
+      );
+    }
+    try {
+      await ctx.sleep(fault.restoreAfterMs);
+      if (ctx.ending()) return 'not rolled back: the run is ending';
+      const after = await onPrimary(ctx, async (client, primary) => {
+        if (primary !== server) throw new Skipped(`the primary changed (${primary.name})`);
+        if (via === 'reload') {
+          await client.call('DEBUG', 'RELOAD', 'NOSAVE');
+        } else {
+          await client.call('REPLICAOF', '127.0.0.1', String(stale.port));
+          const deadline = performance.now() + 10_000;
+          while (!/master_link_status:up/.test(await client.info('replication'))) {
+            if (performance.now() > deadline) {
+              await client.call('REPLICAOF', 'NO', 'ONE');
+              throw new Error(`${server.name} did not sync from ${stale.name} within 10 s`);
+            }
+            await new Promise((resolve) => setTimeout(resolve, 20));
+          }
+          await client.call('REPLICAOF', 'NO', 'ONE');
+        }
+        return [await runIdOf(client), await replIdOf(client)];
+      });
+      const same = after[0] === runId;
+      ctx.result(fault, { via, sameRunId: same, replIdChanged: after[1] !== replId });
+      return (
+        `${server.name} rolled back ${seconds(fault.restoreAfterMs)} by ` +
+        `${via === 'reload' ? 'DEBUG RELOAD NOSAVE' : `REPLICAOF ${stale.name}, REPLICAOF NO ONE`}: ` +
+        `run_id ${same ? 'unchanged' : 'CHANGED'}, replication ID ${after[1] !== replId ? 'changed' : 'unchanged'}`
+      );
+    } finally {
+      if (stale !== undefined) await ctx.topology.stopStale(stale);
+    }
+  },
+
+  async 'restart-config'(fault, ctx) {
+    // A process that is booting is restarted once it can take the signal.
+    const target = ctx.slots[fault.target];
+    for (let waited = 0; !target.signalable && waited < 10_000 && !ctx.ending(); waited += 250) await ctx.sleep(250);
+    const slot = signalable(target);
+    const refusedBefore = slot.bootErrors.LeaseConfigMismatchError ?? 0;
+    await slot.signal('SIGTERM');
+    // After the exit: the stopped process's last count is in.
+    const issuedBefore = slot.issued;
+    const override =
+      fault.setting === 'fenceMarginMs' ? { redis: { fenceMarginMs: fault.value } } : { [fault.setting]: fault.value };
+    // Refused or settling by design: this process's own time without IDs is not an outage until it runs with the
+    // run's settings again.
+    slot.excuse(true);
+    slot.configOverride = override;
+    slot.start();
+    ctx.note(fault, `${slot.name} restarted with ${fault.setting}=${fault.value}, for ${seconds(fault.forMs)}`);
+    await ctx.sleep(fault.forMs);
+    await slot.signal('SIGTERM');
+    slot.configOverride = undefined;
+    slot.excuse(false);
+    const refused = (slot.bootErrors.LeaseConfigMismatchError ?? 0) - refusedBefore;
+    const issued = slot.issued - issuedBefore;
+    ctx.result(fault, { refused, issued });
+    const what = `${slot.name} with ${fault.setting}=${fault.value}: refused ${refused} time(s), ${issued} IDs issued`;
+    if (ctx.ending()) return `${what}; not restarted: the run is ending`;
+    slot.start();
+    return `${what}; restarted with the run's settings`;
   },
 
   async 'clock-back'(fault, ctx) {
@@ -261,6 +443,16 @@ export const FAULTS = {
   async failover(fault, ctx) {
     await ctx.topology.failover(fault, ctx.sleep, (message) => ctx.note(fault, message));
     return 'failover done';
+  },
+
+  async 'master-restart'(fault, ctx) {
+    const { master, downMs, failedOver, after } = await ctx.topology.masterRestart(fault, ctx.sleep, (message) =>
+      ctx.note(fault, message),
+    );
+    ctx.result(fault, { downMs, failedOver });
+    return failedOver
+      ? `the Sentinels failed over to ${after?.name ?? 'none'} (${master.name} was away ${downMs} ms)`
+      : `${master.name} still the master: no failover`;
   },
 
   async 'split-brain'(fault, ctx) {

@@ -107,6 +107,9 @@ export class RedisProcess {
         'dump.rdb',
         '--daemonize',
         'no',
+        // DEBUG RELOAD: a rollback within the same process (the rollback fault).
+        '--enable-debug-command',
+        'yes',
         ...this.args,
         ...extraArgs,
       ];
@@ -155,6 +158,11 @@ export class RedisProcess {
 
   get hasSnapshot() {
     return existsSync(this.snapshotFile);
+  }
+
+  /** SAVE: the snapshot DEBUG RELOAD NOSAVE returns to, and what the next start loads unless forgotten. */
+  async save() {
+    await withClient(this.port, (client) => client.call('SAVE'));
   }
 
   /** Leaves nothing to load at the next start. */

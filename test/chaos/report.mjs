@@ -1,6 +1,146 @@
 // Reads every ID file of a chaos run and checks them together: duplicates across all processes, and order within
-// each process (per worker ID, strictly increasing). Then prints the summary.
+// each process (per worker ID, strictly increasing); judges each process's times without IDs against the promise of
+// the fault class that caused them. Then prints the summary.
 import { readFileSync } from 'node:fs';
+import { SETTLE_AFTER_LOSS_MS } from '../../dist/lease/lease.contract.js';
+
+/**
+ * A restarted process's boot, generously: Node and Nest loading on a busy 2-core machine, the first round trips of
+ * the claim, and a floor wait (redis.maxFloorWaitMs, 2 s).
+ */
+export const BOOT_ALLOWANCE_MS = 5000;
+
+/**
+ * Availability per fault class: the longest time without IDs of one process that a fault of the kind may cause, from
+ * the lease's rules. T is the TTL, S the settling after any new marker (SETTLE_AFTER_LOSS_MS, 12 s), B the boot
+ * allowance. A holder fences within T of its last confirmed renewal, re-claims within about T, and a claim after a
+ * loss waits until S has passed since the new marker; a fault's own duration (its longest drawn value) adds to it.
+ * `loss`: the kind can make a new marker, so its window reaches S + T past the fault's end (else 2 T).
+ */
+export const PROMISES = {
+  // The run's start: the fresh namespace settles once before the first claim.
+  'first-use': { loss: true, ms: ({ T, S, B }) => S + 2 * T + B, rule: 'S + 2 T + B (the fresh namespace settles)' },
+  none: { loss: false, ms: ({ T, B }) => 2 * T + B, rule: '2 T + B (no fault running)' },
+  kill: { loss: false, ms: ({ T, B }) => 2 * T + B, rule: '2 T + B, the victim from its restart' },
+  term: { loss: false, ms: ({ T, B }) => 2 * T + B, rule: '2 T + B, the victim from its restart' },
+  stop: { loss: false, ms: ({ T, B }) => 2 * T + B, rule: '2 T + B, paused time not counted' },
+  stall: { loss: false, ms: ({ T, B }) => 2 * T + B, rule: '2 T + B, stalled time not counted' },
+  partition: { loss: false, ms: ({ T, B }) => 2.5 * T + 2 * T + B, rule: 'hold (≤ 2.5 T) + 2 T + B' },
+  latency: { loss: false, ms: ({ T, B }) => 2 * T + B, rule: '2 T + B' },
+  reset: { loss: false, ms: ({ T, B }) => 2 * T + B, rule: '2 T + B' },
+  'redis-restart': { loss: true, ms: ({ T, S, B }) => 2 * T + S + 2 * T + B, rule: 'down (≤ 2 T) + S + 2 T + B' },
+  'redis-snapshot': { loss: true, ms: ({ T, S, B }) => 1000 + S + 2 * T + B, rule: 'down (≤ 1 s) + S + 2 T + B' },
+  flushall: { loss: true, ms: ({ T, S, B }) => S + 2 * T + B, rule: 'S + 2 T + B' },
+  'del-all': { loss: true, ms: ({ T, S, B }) => S + 2 * T + B, rule: 'S + 2 T + B' },
+  'del-cursor': { loss: true, ms: ({ T, S, B }) => S + 2 * T + B, rule: 'S + 2 T + B' },
+  'del-expiry': { loss: true, ms: ({ T, S, B }) => S + 2 * T + B, rule: 'S + 2 T + B' },
+  'del-meta': { loss: true, ms: ({ T, S, B }) => S + 2 * T + B, rule: 'S + 2 T + B' },
+  'del-records': { loss: true, ms: ({ T, S, B }) => S + 2 * T + B, rule: 'S + 2 T + B' },
+  'del-some': { loss: true, ms: ({ T, S, B }) => S + 2 * T + B, rule: 'S + 2 T + B' },
+  'del-claim': { loss: true, ms: ({ T, S, B }) => S + 2 * T + B, rule: 'S + 2 T + B' },
+  'del-released': { loss: false, ms: ({ T, B }) => 2 * T + B, rule: '2 T + B (no new marker)' },
+  evict: { loss: true, ms: ({ T, S, B }) => S + 2 * T + B, rule: 'S + 2 T + B' },
+  rollback: { loss: true, ms: ({ T, S, B }) => S + 2 * T + B, rule: 'S + 2 T + B' },
+  'restart-config': {
+    loss: false,
+    ms: ({ T, B }) => 10_000 + 2 * T + B,
+    rule: "other contract (≤ 10 s) + 2 T + B, the victim not counted until restarted with the run's settings",
+  },
+  'clock-back': { loss: false, ms: ({ T, B }) => 10_000 + 2 * T + B, rule: 'step (≤ 10 s) + 2 T + B' },
+  'clock-forward': { loss: false, ms: ({ T, B }) => 8000 + 2 * T + B, rule: 'step (≤ 8 s) + 2 T + B' },
+  'clock-loss': { loss: true, ms: ({ T, S, B }) => 7000 + S + 2 * T + B, rule: 'step and wait (≤ 7 s) + S + 2 T + B' },
+  skew: { loss: false, ms: ({ T, B }) => 20_000 + 2 * T + 2 * B, rule: 'skewed run (≤ 20 s) + 2 T + 2 B' },
+  failover: { loss: true, ms: ({ T, S, B }) => 5000 + S + 2 * T + B, rule: 'promotion (≤ 5 s) + S + 2 T + B' },
+  'split-brain': { loss: true, ms: ({ T, S, B }) => 5 * T + S + 2 * T + B, rule: 'cut off (≤ 5 T) + S + 2 T + B' },
+  'master-restart': {
+    loss: true,
+    ms: ({ T, S, B }) => 10_000 + S + 2 * T + B,
+    rule: "Sentinels' INFO refresh (10 s) + S + 2 T + B",
+  },
+};
+
+/**
+ * Faults injected while a process is without IDs extend what it may take (a loss while the namespace settles
+ * starts settling again), up to this many times the largest promise among them: finite, so that a settling that
+ * never ends fails the run however many faults come after it.
+ */
+export const CHAIN_LIMIT = 2;
+
+/** The promise of a kind, in ms, for a run with `ttlMs`. */
+export function promiseOf(kind, ttlMs) {
+  const promise = PROMISES[kind] ?? PROMISES.none;
+  return Math.round(promise.ms({ T: ttlMs, S: SETTLE_AFTER_LOSS_MS, B: BOOT_ALLOWANCE_MS }));
+}
+
+/**
+ * Judges every time without IDs (gaps of one process, run ms) against the faults: a gap belongs to the fault whose
+ * window (from 0.5 s before its injection to its end plus T, or S + T after a kind that makes a new marker) holds
+ * the gap's start and allows the most; a gap outside every window belongs to "none". Faults injected while the gap
+ * runs extend it (a loss during settling starts settling again): the gap may last until the promise of the latest of
+ * them from its injection, but never more than CHAIN_LIMIT times the largest promise involved. Returns per kind the
+ * longest gap and whether any gap exceeded what it was allowed.
+ *
+ * @param {{ process: string, from: number, ms: number }[]} gaps
+ * @param {{ id: number, kind: string, startedAt: number, endedAt: number, outcome: string }[]} faults
+ */
+export function judgeAvailability(gaps, faults, ttlMs) {
+  const acted = [
+    { id: 0, kind: 'first-use', startedAt: 0, endedAt: 0, outcome: 'injected' },
+    ...faults.filter((f) => f.outcome !== 'skipped'),
+  ];
+  const sorted = [...acted].sort((a, b) => a.startedAt - b.startedAt);
+  const windowOf = (f) => {
+    const after = PROMISES[f.kind]?.loss ? SETTLE_AFTER_LOSS_MS + ttlMs : 2 * ttlMs;
+    return [f.startedAt - 500, Math.max(f.endedAt ?? f.startedAt, f.startedAt) + after];
+  };
+  const byKind = {};
+  const entry = (kind) =>
+    (byKind[kind] ??= { promiseMs: promiseOf(kind, ttlMs), longestMs: 0, gaps: 0, over: [], longest: null });
+  for (const f of acted) entry(f.kind);
+  entry('none');
+  for (const gap of gaps) {
+    let cause = null;
+    for (const f of acted) {
+      const [from, to] = windowOf(f);
+      if (gap.from < from || gap.from > to) continue;
+      if (cause === null || promiseOf(f.kind, ttlMs) > promiseOf(cause.kind, ttlMs)) cause = f;
+    }
+    const kind = cause?.kind ?? 'none';
+    let reach = gap.from + promiseOf(kind, ttlMs);
+    let largest = promiseOf(kind, ttlMs);
+    let extendedBy = null;
+    for (const f of sorted) {
+      if (f.startedAt <= gap.from) continue;
+      if (f.startedAt > reach) break;
+      const promise = promiseOf(f.kind, ttlMs);
+      if (f.startedAt + promise <= reach) continue;
+      reach = f.startedAt + promise;
+      largest = Math.max(largest, promise);
+      extendedBy = { fault: f, count: (extendedBy?.count ?? 0) + 1 };
+    }
+    const allowedMs = Math.min(reach - gap.from, CHAIN_LIMIT * largest);
+    const judged = {
+      process: gap.process,
+      fromS: Number((gap.from / 1000).toFixed(1)),
+      ms: Math.round(gap.ms),
+      fault: cause === null ? null : cause.id === 0 ? 'start' : `#${cause.id}`,
+      extendedBy:
+        extendedBy === null
+          ? null
+          : `${extendedBy.count > 1 ? `${extendedBy.count} faults to ` : ''}#${extendedBy.fault.id} ${extendedBy.fault.kind}`,
+      allowedMs: Math.round(allowedMs),
+    };
+    const row = entry(kind);
+    row.gaps += 1;
+    if (judged.ms > row.longestMs) {
+      row.longestMs = judged.ms;
+      row.longest = judged;
+    }
+    if (judged.ms > allowedMs) row.over.push(judged);
+  }
+  for (const row of Object.values(byKind)) row.ok = row.over.length === 0;
+  return { ok: Object.values(byKind).every((row) => row.ok), byKind };
+}
 
 /** The fields of an ID of `layout` (all fields given explicitly, time unit 1 ms). */
 export function decoder(layout) {
@@ -176,7 +316,9 @@ export function printSummary(summary, write = (line) => process.stdout.write(`${
         ` (${fmt(gap.issued)} IDs, ${gap.starts} start(s))`,
     );
   }
-  write("  (while running and not stopped or stalled by the run; a restart's boot counts, the first boot not; ±0.1 s)");
+  write(
+    '  (while running and not stopped or stalled by the run; boots count, a failed one until the next boot issues)',
+  );
   const { faults } = summary;
   write(`faults: ${faults.injected} injected, ${faults.skipped} skipped, ${faults.failed} failed`);
   for (const [kind, counts] of Object.entries(faults.byKind).sort((a, b) => b[1].injected - a[1].injected)) {
@@ -186,10 +328,37 @@ export function printSummary(summary, write = (line) => process.stdout.write(`${
     ].filter(Boolean);
     write(`  ${kind.padEnd(15)} ${counts.injected}${extra.length > 0 ? ` (${extra.join(', ')})` : ''}`);
   }
+  const { availability } = summary;
+  write("availability per fault class (longest time without IDs of one process, from within the fault's window):");
+  write(`  ${'kind'.padEnd(15)} ${'gaps'.padStart(5)} ${'longest'.padStart(8)} ${'promise'.padStart(8)}  verdict`);
+  const rows = Object.entries(availability.byKind).sort((a, b) => b[1].longestMs - a[1].longestMs);
+  for (const [kind, row] of rows) {
+    const where =
+      row.longest === null
+        ? ''
+        : ` (${row.longest.process} from +${row.longest.fromS} s` +
+          `${row.longest.fault === null ? '' : `, ${row.longest.fault}`}` +
+          `${row.longest.extendedBy === null ? '' : `, extended by ${row.longest.extendedBy}`})`;
+    write(
+      `  ${kind.padEnd(15)} ${String(row.gaps).padStart(5)} ${secs(row.longestMs).padStart(8)} ` +
+        `${secs(row.promiseMs).padStart(8)}  ${row.ok ? 'ok' : `OVER (${row.over.length})`}${where}`,
+    );
+    for (const over of row.over.slice(0, 5)) {
+      write(
+        `      ${over.process} from +${over.fromS} s: ${secs(over.ms)} > ${secs(over.allowedMs)}` +
+          `${over.fault === null ? '' : ` (${over.fault}${over.extendedBy === null ? '' : `, ${over.extendedBy}`})`}`,
+      );
+    }
+  }
   for (const line of summary.notes) write(`note: ${line}`);
+  const failures = [
+    ids.duplicates.count > 0 ? `${fmt(ids.duplicates.count)} duplicates` : '',
+    ids.orderViolations.count > 0 ? `${fmt(ids.orderViolations.count)} order violations` : '',
+    ...rows.filter(([, row]) => !row.ok).map(([kind]) => `${kind} over its availability promise`),
+  ].filter(Boolean);
   write(
     summary.ok
-      ? 'result: OK (no duplicate, no order violation)'
-      : `result: FAILED (${fmt(ids.duplicates.count)} duplicates, ${fmt(ids.orderViolations.count)} order violations)`,
+      ? 'result: OK (no duplicate, no order violation, every fault class within its availability promise)'
+      : `result: FAILED (${failures.join(', ')})`,
   );
 }

@@ -5,7 +5,8 @@
 //   npm run chaos -- [--duration 60] [--processes 4] [--seed N] [--faults kill,partition,clock,…] [--sentinel]
 //                    [--ttl 2500] [--json summary.json] [--keep]
 //
-// Exit code 1 when any ID was issued twice or out of order, 2 when the run itself could not be carried out.
+// Exit code 1 when any ID was issued twice or out of order, or a fault class kept a process without IDs longer than
+// its availability promise (report.mjs, PROMISES); 2 when the run itself could not be carried out.
 import { randomInt } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,7 +14,8 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ChildSlot, FAKETIME_LIBRARY, faketimeAvailable } from './children.mjs';
 import { FAULTS, Skipped, describeFault } from './faults.mjs';
-import { analyseIds, printSummary } from './report.mjs';
+import { SETTLE_AFTER_LOSS_MS } from '../../dist/lease/lease.contract.js';
+import { analyseIds, judgeAvailability, printSummary } from './report.mjs';
 import { FAULT_GROUPS, FAULT_KINDS, makeSchedule, selectKinds } from './schedule.mjs';
 import { PlainTopology, SentinelTopology } from './topology.mjs';
 
@@ -147,7 +149,8 @@ class ChaosRun {
       ttlMs: options.ttlMs,
       toleranceMs: CLOCK_BACK_TOLERANCE_MS,
       kinds: this.kinds,
-      warmupMs: Math.max(3000, 2 * options.ttlMs),
+      // The fresh namespace settles once before the first claim: faults begin once the processes hold their IDs.
+      warmupMs: Math.max(3000, SETTLE_AFTER_LOSS_MS + 2 * options.ttlMs),
       tailMs: Math.max(3000, 2 * options.ttlMs),
     });
     const replay = [
@@ -233,9 +236,11 @@ class ChaosRun {
       slots: this.slots,
       topology: this.topology,
       keyPrefix: KEY_PREFIX,
+      idCount: 2 ** LAYOUT.workerBits,
       seed: this.options.seed,
       sleep: (ms) => this.sleep(ms),
       ending: () => this.ending(),
+      result: (f, values) => Object.assign((entry.result ??= {}), values),
       note: (f, message) => {
         entry.notes.push({ at: Math.round(this.now()), message });
         this.log(`${this.stamp()}  #${f.id} ${message}`);
@@ -339,6 +344,17 @@ class ChaosRun {
       };
     }
     if (ids.issued === 0) this.notes.push('no ID was issued at all: the run checked nothing');
+    const gaps = this.slots.flatMap((slot) =>
+      slot.gaps.filter((gap) => !gap.excused).map((gap) => ({ process: slot.name, from: gap.from, ms: gap.ms })),
+    );
+    const availability = judgeAvailability(gaps, this.faultLog, this.options.ttlMs);
+    // A child started with the run's settings refused for another contract: the misconfigured one locked it out.
+    const lockedOut = this.slots
+      .map((slot) => ({ name: slot.name, refused: slot.bootErrorsNormal?.LeaseConfigMismatchError ?? 0 }))
+      .filter((s) => s.refused > 0);
+    for (const { name, refused } of lockedOut) {
+      this.notes.push(`${name}, with the run's settings, was refused ${refused} time(s) for another contract`);
+    }
     return {
       seed: this.options.seed,
       replay: this.replay,
@@ -348,12 +364,13 @@ class ChaosRun {
       mode: this.options.sentinel ? 'sentinel' : 'plain',
       faketime: this.useFaketime,
       kinds: this.kinds,
-      ok: ids.duplicates.count === 0 && ids.orderViolations.count === 0,
+      ok: ids.duplicates.count === 0 && ids.orderViolations.count === 0 && availability.ok,
       ids,
       refusals,
       bootFailures,
       crashes: this.slots.reduce((sum, s) => sum + s.crashes, 0),
       gaps: { overall: { ms: Math.round(this.overallGap.ms), fromS: fromS(this.overallGap.from) }, perProcess },
+      availability,
       faults: { ...count, byKind, log: this.faultLog },
       notes: this.notes,
       directory: this.dir,

@@ -128,12 +128,56 @@ export const FAULT_KINDS = {
     weight: 0.4,
     draw: (rng) => ({ fraction: Math.round((0.3 + rng() * 0.5) * 100) / 100, span: 0 }),
   },
+  'del-released': {
+    // The record of one free ID (released or expired), ideally once the cursor is spent so that the next claim
+    // takes a reused ID: it is handed out without a floor, one fence margin after it lapsed (the time rule).
+    group: 'keys',
+    holds: [],
+    weight: 0.5,
+    draw: (rng) => ({ waitCursorMs: between(rng, 0, 8000), pick: Math.floor(rng() * 1000), span: 0 }),
+  },
   'del-claim': {
     group: 'keys',
     perChild: true,
     holds: ['proc'],
     weight: 0.5,
     draw: (rng) => ({ fraction: Math.round((0.3 + rng() * 0.5) * 100) / 100, span: 4000 }),
+  },
+  evict: {
+    // allkeys-lru under memory pressure: the keys no script reads go first (free IDs' records), then any.
+    group: 'redis',
+    holds: ['redis'],
+    weight: 0.5,
+    draw: (rng) => ({ headroomKb: between(rng, 256, 1024), span: 3000 }),
+  },
+  rollback: {
+    // Older data back in the same redis-server process (same run_id): a full resync from a stale server, or
+    // DEBUG RELOAD NOSAVE of a snapshot taken earlier. Only the replication ID or the revisions can tell.
+    group: 'redis',
+    holds: ['redis'],
+    weight: 0.6,
+    draw: (rng, { ttlMs }) => {
+      const restoreAfterMs = between(rng, ttlMs, 4 * ttlMs);
+      const via = rng() < 0.5 ? 'replicaof' : 'reload';
+      return { via, restoreAfterMs, span: restoreAfterMs + 2000 };
+    },
+  },
+  'restart-config': {
+    // One child restarted with another contract for a while (a deployment with a stale configuration): it must be
+    // refused while the namespace has live leases, or settle; then it is restarted with the run's settings.
+    group: 'config',
+    perChild: true,
+    holds: ['proc'],
+    weight: 0.6,
+    draw: (rng, { ttlMs, toleranceMs }) => {
+      const setting = ['ttlMs', 'fenceMarginMs', 'clockBackToleranceMs'][Math.floor(rng() * 3)];
+      let value;
+      if (setting === 'ttlMs') value = ttlMs >= 2000 ? 1000 : Math.min(10_000, 2 * ttlMs);
+      else if (setting === 'fenceMarginMs') value = Math.floor(ttlMs / 5) + between(rng, 50, 250);
+      else value = rng() < 0.5 ? Math.floor(toleranceMs / 2) : toleranceMs + between(rng, 10, 50);
+      const forMs = between(rng, 3000, 10_000);
+      return { setting, value, forMs, span: forMs + 5000 };
+    },
   },
   'clock-back': {
     group: 'clock',
@@ -207,13 +251,22 @@ export const FAULT_KINDS = {
       return { holdMs, heal: rng() < 0.5 ? 'resume' : 'reset', span: holdMs + 8000 };
     },
   },
+  'master-restart': {
+    // The master restarted in place faster than the Sentinels' down-after-milliseconds (500 ms): no failover, but
+    // a new run_id, and either its data from a SAVE just before or none (the replicas then resync to empty).
+    group: 'sentinel',
+    sentinelOnly: true,
+    holds: ['redis'],
+    weight: 0.8,
+    draw: (rng) => ({ data: rng() < 0.5 ? 'snapshot' : 'empty', span: 5000 }),
+  },
 };
 
 export const FAULT_GROUPS = [...new Set(Object.values(FAULT_KINDS).map((k) => k.group))];
 
 /**
- * The kinds a `--faults` list selects: kind names and group names (process, network, redis, keys, clock, sentinel),
- * comma-separated; everything that applies when absent.
+ * The kinds a `--faults` list selects: kind names and group names (process, network, redis, keys, config, clock,
+ * sentinel), comma-separated; everything that applies when absent.
  */
 export function selectKinds(list, { sentinel, clock }) {
   const applicable = Object.keys(FAULT_KINDS).filter(

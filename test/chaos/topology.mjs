@@ -1,10 +1,36 @@
 // The Redis side of a chaos run: one redis-server (plain), or a primary, two replicas and three Sentinels
 // (--sentinel). Each child reaches every server through proxies of its own, so that a fault can cut one child off.
+import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { TcpProxy } from './proxy.mjs';
 import { RedisProcess, freePort, sleep, withClient } from './redis.mjs';
 
 export const MASTER_NAME = 'chaos';
+
+/**
+ * A redis-server of its own loaded from a SAVE of `server` taken now: the stale node a rollback resyncs from. The
+ * caller kills it; `temporary` holds it until then, so that nothing outlives the run.
+ */
+async function startStale(topology, server) {
+  await server.save();
+  topology.staleCount = (topology.staleCount ?? 0) + 1;
+  const stale = new RedisProcess({
+    name: `stale${topology.staleCount}`,
+    port: await freePort(),
+    dir: join(topology.dir, `stale${topology.staleCount}`),
+    // Its one replica syncs at once, not after the default 5 s wait for more replicas.
+    args: ['--repl-diskless-sync-delay', '0'],
+  });
+  copyFileSync(server.dumpFile, stale.dumpFile);
+  topology.temporary.add(stale);
+  await stale.start();
+  return stale;
+}
+
+async function stopStale(topology, stale) {
+  await stale.kill();
+  topology.temporary.delete(stale);
+}
 
 /** One redis-server, and per child one proxy in front of it. */
 export class PlainTopology {
@@ -13,6 +39,15 @@ export class PlainTopology {
     this.kind = 'plain';
     this.server = undefined;
     this.childProxies = [];
+    this.temporary = new Set();
+  }
+
+  startStale(server) {
+    return startStale(this, server);
+  }
+
+  stopStale(stale) {
+    return stopStale(this, stale);
   }
 
   async start(children) {
@@ -61,11 +96,12 @@ export class PlainTopology {
 
   async stop() {
     for (const proxies of this.childProxies) for (const proxy of proxies) await proxy.close();
+    for (const stale of this.temporary) await stale.kill();
     await this.server?.kill();
   }
 
   pids() {
-    return [this.server?.pid].filter(Boolean);
+    return [this.server?.pid, ...[...this.temporary].map((p) => p.pid)].filter(Boolean);
   }
 }
 
@@ -84,6 +120,15 @@ export class SentinelTopology {
     this.infra = [];
     this.sentinels = [];
     this.childProxies = [];
+    this.temporary = new Set();
+  }
+
+  startStale(server) {
+    return startStale(this, server);
+  }
+
+  stopStale(stale) {
+    return stopStale(this, stale);
   }
 
   async start(children) {
@@ -226,6 +271,24 @@ export class SentinelTopology {
     note(`${old.name} back as a replica of ${promoted.name}`);
   }
 
+  /**
+   * Restarts the master in place (SIGKILL, then at once the same port) with its data from a SAVE just before, or
+   * none; returns how long it did not answer and whether the Sentinels stayed with it (no failover).
+   */
+  async masterRestart({ data }, sleepFor, note) {
+    const master = await this.primary();
+    if (data === 'snapshot') await master.save();
+    const from = performance.now();
+    await master.kill();
+    if (data !== 'snapshot') master.forgetData();
+    await master.start();
+    const downMs = Math.round(performance.now() - from);
+    note(`${master.name} killed and back on its port ${data === 'snapshot' ? 'from a SAVE' : 'empty'} in ${downMs} ms`);
+    await sleepFor(3000);
+    const after = await this.primary().catch(() => undefined);
+    return { master, downMs, failedOver: after !== master, after };
+  }
+
   /** Cuts the primary off from the Sentinels and the replicas (the children still reach it), then heals. */
   async splitBrain({ holdMs, heal }, sleepFor, note) {
     const old = await this.primary();
@@ -259,11 +322,11 @@ export class SentinelTopology {
     for (const proxies of this.childProxies) for (const proxy of proxies) await proxy.close();
     for (const sentinel of this.sentinels) await sentinel.kill();
     for (const proxy of this.infra) await proxy.close();
-    for (const server of this.redis) await server.kill();
+    for (const server of [...this.redis, ...this.temporary]) await server.kill();
   }
 
   pids() {
-    return [...this.sentinels, ...this.redis].map((p) => p.pid).filter(Boolean);
+    return [...this.sentinels, ...this.redis, ...this.temporary].map((p) => p.pid).filter(Boolean);
   }
 
   async waitFor(what, check, timeoutMs = 20_000) {

@@ -7,7 +7,8 @@
 //   so the file holds every ID this process handed out, even if it is killed right after.
 // - Events go to stdout as JSON lines: up (signal handlers installed: only now may the run signal it), ready, error,
 //   stats (cumulative counts, every `statsEveryMs`), worker (the worker ID changed), stall, log, loaded, stopped.
-// - SIGTERM (or SIGINT): stop issuing, close the app (which releases the lease), report `stopped`, exit 0.
+// - SIGTERM (or SIGINT): stop issuing, close the app (which releases the lease), report `stopped`, exit 0; during
+//   the boot, exit at once (nothing issued; a lease claimed in that instant lapses after its TTL).
 // - SIGUSR2: busy-wait (the event loop stalls) for the number of ms written in `config.stallFile`.
 // - with `gate`, the process loads everything, reports `loaded` and claims only once it reads `go` on stdin.
 // - stdin closing (the run went away) ends the process.
@@ -25,10 +26,17 @@ const stopSignal = new Promise((resolve) => (stopRequested = resolve));
 
 // Handlers first, before the slow imports below: a signal that arrives before its handler is installed kills Node.
 // SIGINT too: Ctrl-C in a terminal reaches the whole process group, and the run then stops as it would anyway.
+// A process still booting (waiting while the namespace settles, say) has issued nothing and holds no lease it
+// could release: it stops at once, as a deployment's stop would, rather than after its boot.
+let booted = false;
 for (const signal of ['SIGTERM', 'SIGINT']) {
   process.on(signal, () => {
     stopping = true;
     stopRequested();
+    if (!booted) {
+      emit({ event: 'stopped', issued: 0, lastTimestampMs: null, duringBoot: true });
+      process.exit(0);
+    }
   });
 }
 process.on('SIGUSR2', () => {
@@ -128,6 +136,7 @@ try {
   process.exit(2);
 }
 
+booted = true;
 const ids = app.get(IdService);
 let issued = 0;
 let workerId = ids.workerId;
