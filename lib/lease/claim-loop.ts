@@ -74,7 +74,9 @@ export async function claimLease(host: ClaimHost, excluded: readonly number[], a
     const { reply } = round;
     if (reply.kind === 'settling') {
       host.settling(host.clocks.monotonicNow() + reply.waitMs);
-      await host.sleeper.sleep(reply.waitMs + 5);
+      // Asks again at least every renew interval: a loss during the wait starts settling anew, and while nobody holds
+      // a lease only a script sees it (a new marker), so the wait ends 12 s after the last loss, not later.
+      await host.sleeper.sleep(Math.min(reply.waitMs + 5, settings.renewIntervalMs));
       continue;
     }
     host.settling(null);

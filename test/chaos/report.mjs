@@ -59,12 +59,6 @@ export const PROMISES = {
   },
 };
 
-/**
- * Faults injected while a process is without IDs extend what it may take (a loss while the namespace settles
- * starts settling again), up to this many times the largest promise among them: finite, so that a settling that
- * never ends fails the run however many faults come after it.
- */
-export const CHAIN_LIMIT = 2;
 
 /** The promise of a kind, in ms, for a run with `ttlMs`. */
 export function promiseOf(kind, ttlMs) {
@@ -77,7 +71,8 @@ export function promiseOf(kind, ttlMs) {
  * window (from 0.5 s before its injection to its end plus T, or S + T after a kind that makes a new marker) holds
  * the gap's start and allows the most; a gap outside every window belongs to "none". Faults injected while the gap
  * runs extend it (a loss during settling starts settling again): the gap may last until the promise of the latest of
- * them from its injection, but never more than CHAIN_LIMIT times the largest promise involved. Returns per kind the
+ * them from its injection. A settling that never ends still fails: the schedule's faults stop before the run's tail,
+ * and every gap must end within the promise of the last fault it met. Returns per kind the
  * longest gap and whether any gap exceeded what it was allowed.
  *
  * @param {{ process: string, from: number, ms: number }[]} gaps
@@ -107,7 +102,6 @@ export function judgeAvailability(gaps, faults, ttlMs) {
     }
     const kind = cause?.kind ?? 'none';
     let reach = gap.from + promiseOf(kind, ttlMs);
-    let largest = promiseOf(kind, ttlMs);
     let extendedBy = null;
     for (const f of sorted) {
       if (f.startedAt <= gap.from) continue;
@@ -115,10 +109,9 @@ export function judgeAvailability(gaps, faults, ttlMs) {
       const promise = promiseOf(f.kind, ttlMs);
       if (f.startedAt + promise <= reach) continue;
       reach = f.startedAt + promise;
-      largest = Math.max(largest, promise);
       extendedBy = { fault: f, count: (extendedBy?.count ?? 0) + 1 };
     }
-    const allowedMs = Math.min(reach - gap.from, CHAIN_LIMIT * largest);
+    const allowedMs = reach - gap.from;
     const judged = {
       process: gap.process,
       fromS: Number((gap.from / 1000).toFixed(1)),
