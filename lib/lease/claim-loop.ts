@@ -80,7 +80,8 @@ export async function claimLease(host: ClaimHost, excluded: readonly number[], a
       continue;
     }
     host.settling(null);
-    if (reply.kind === 'busy') continue;
+    // Passed-over live IDs at the cursor, or another ID to name: claim again at once.
+    if (reply.kind === 'busy' || reply.kind === 'retry') continue;
     if (reply.kind === 'wait') {
       // A free ID lost its record: it is handed out once its last holder's IDs are covered by the time rule.
       await host.sleeper.sleep(reply.waitMs + 5);

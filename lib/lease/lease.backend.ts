@@ -69,22 +69,23 @@ export class RedisLeaseBackend implements LeaseBackend {
 
   async claim(request: Omit<ClaimRequest, 'host' | 'pid'>): Promise<ClaimReply> {
     const args = this.protocol.claimArgs({ ...request, host: hostname(), pid: process.pid });
-    return LeaseProtocol.decodeClaim(await this.client.run('claim', this.protocol.scriptKeys, args));
+    const keys = this.protocol.scriptKeys(request.candidate);
+    return LeaseProtocol.decodeClaim(await this.client.run('claim', keys, args));
   }
 
   async renew(request: RenewRequest): Promise<RenewReply> {
     const args = this.protocol.renewArgs(request, randomUUID());
-    return LeaseProtocol.decodeRenew(await this.client.run('renew', this.protocol.scriptKeys, args));
+    return LeaseProtocol.decodeRenew(await this.client.run('renew', this.protocol.scriptKeys(request.id), args));
   }
 
   async release(id: number, token: string, lastMs: number): Promise<ReleaseReply> {
     const args = this.protocol.releaseArgs(id, token, lastMs, randomUUID());
-    return LeaseProtocol.decodeRelease(await this.client.run('release', this.protocol.scriptKeys, args));
+    return LeaseProtocol.decodeRelease(await this.client.run('release', this.protocol.scriptKeys(id), args));
   }
 
   async note(id: number, lastMs: number): Promise<NoteReply> {
     const args = this.protocol.noteArgs(id, lastMs, randomUUID());
-    return LeaseProtocol.decodeNote(await this.client.run('note', this.protocol.scriptKeys, args));
+    return LeaseProtocol.decodeNote(await this.client.run('note', this.protocol.scriptKeys(id), args));
   }
 
   recordKey(id: number): string {

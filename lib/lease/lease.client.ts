@@ -4,12 +4,15 @@ import type { RedisClientLike } from './lease.options.js';
 import type { LeaseSettings } from './lease.settings.js';
 import { redactUrl, redisCause } from './redis-cause.js';
 
-/** The scripts' command names on the client (ioredis `defineCommand`: EVALSHA with a fallback to EVAL). */
+/**
+ * The scripts' command names on the client (ioredis `defineCommand`: EVALSHA with a fallback to EVAL). Each declares
+ * four keys: meta, cursor, expiry and the one record it touches.
+ */
 const COMMANDS = {
-  claim: { name: 'snowflakeLeaseClaim', numberOfKeys: 3, lua: CLAIM_SCRIPT },
-  renew: { name: 'snowflakeLeaseRenew', numberOfKeys: 3, lua: RENEW_SCRIPT },
-  release: { name: 'snowflakeLeaseRelease', numberOfKeys: 3, lua: RELEASE_SCRIPT },
-  note: { name: 'snowflakeLeaseNote', numberOfKeys: 3, lua: NOTE_SCRIPT },
+  claim: { name: 'snowflakeLeaseClaim', numberOfKeys: 4, lua: CLAIM_SCRIPT },
+  renew: { name: 'snowflakeLeaseRenew', numberOfKeys: 4, lua: RENEW_SCRIPT },
+  release: { name: 'snowflakeLeaseRelease', numberOfKeys: 4, lua: RELEASE_SCRIPT },
+  note: { name: 'snowflakeLeaseNote', numberOfKeys: 4, lua: NOTE_SCRIPT },
 } as const;
 
 export type ScriptName = keyof typeof COMMANDS;

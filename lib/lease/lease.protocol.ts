@@ -21,9 +21,9 @@ export class LeaseProtocol {
     private readonly settings: Pick<LeaseSettings, 'ttlMs' | 'config' | 'idCount' | 'fenceMarginMs'>,
   ) {}
 
-  /** KEYS of every script: meta, cursor, expiry. */
-  get scriptKeys(): string[] {
-    return [this.keys.meta, this.keys.cursor, this.keys.expiry];
+  /** KEYS of a script that touches the record of `id`: meta, cursor, expiry, the record. */
+  scriptKeys(id: number): string[] {
+    return [this.keys.meta, this.keys.cursor, this.keys.expiry, this.recordKey(id)];
   }
 
   recordKey(id: number): string {
@@ -31,19 +31,19 @@ export class LeaseProtocol {
   }
 
   claimArgs(request: ClaimRequest): (string | number)[] {
-    return claimArgs(this.settings, this.keys.recordPrefix, request);
+    return claimArgs(this.settings, request);
   }
 
   renewArgs(request: RenewRequest, freshToken: string): (string | number)[] {
-    return renewArgs(this.settings, this.recordKey(request.id), request, freshToken);
+    return renewArgs(this.settings, request, freshToken);
   }
 
   releaseArgs(id: number, token: string, lastMs: number, freshToken: string): (string | number)[] {
-    return releaseArgs(this.settings, this.recordKey(id), id, token, lastMs, freshToken);
+    return releaseArgs(this.settings, id, token, lastMs, freshToken);
   }
 
   noteArgs(id: number, lastMs: number, freshToken: string): (string | number)[] {
-    return noteArgs(this.settings, this.recordKey(id), id, lastMs, freshToken);
+    return noteArgs(this.settings, id, lastMs, freshToken);
   }
 
   static decodeClaim(reply: unknown[]): ClaimReply {

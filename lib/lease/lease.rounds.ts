@@ -34,6 +34,9 @@ export interface ClaimRound {
  * and note. A round returns what it found and touches no state beyond the lease it was given.
  */
 export class LeaseRounds {
+  /** The ID whose record the next claim declares: the one the last claim named (0 before any). */
+  private candidate = 0;
+
   constructor(
     private readonly backend: LeaseBackend,
     private readonly serverClock: ServerClock,
@@ -47,8 +50,9 @@ export class LeaseRounds {
   async claim(excluded: readonly number[]): Promise<ClaimRound> {
     const token = randomUUID();
     const sent = this.stamp();
-    const reply = await this.backend.claim({ token, holderNowMs: sent.wall, excluded });
+    const reply = await this.backend.claim({ token, holderNowMs: sent.wall, excluded, candidate: this.candidate });
     this.observe(sent, reply);
+    if (reply.kind === 'retry') this.candidate = reply.candidate;
     if (reply.kind === 'ok' || reply.kind === 'exhausted') this.capacity.observe(reply.held, this.clocks.now());
     return { reply, token, holderNowMs: sent.wall, sentMono: sent.mono };
   }

@@ -59,7 +59,6 @@ export const PROMISES = {
   },
 };
 
-
 /** The promise of a kind, in ms, for a run with `ttlMs`. */
 export function promiseOf(kind, ttlMs) {
   const promise = PROMISES[kind] ?? PROMISES.none;

@@ -87,6 +87,7 @@ describe('lease capacity: held and free worker IDs, and a bounded wait on a full
   async function claimAndDie(): Promise<{ id: number; expiry: number; ceiling: number }> {
     const settings = resolveLeaseSettings({ client: admin, namespace, ttlMs: TTL }, resolveLayout(LAYOUT));
     const protocol = new LeaseProtocol(leaseKeys(settings, 0), settings);
+    let candidate = 0;
     for (;;) {
       const args = protocol.claimArgs({
         token: `dead-${Math.random()}`,
@@ -94,12 +95,17 @@ describe('lease capacity: held and free worker IDs, and a bounded wait on a full
         host: 'gone',
         pid: 1,
         excluded: [],
+        candidate,
       });
       const reply = LeaseProtocol.decodeClaim(
-        (await admin.eval(CLAIM_SCRIPT, 3, ...protocol.scriptKeys, ...args)) as unknown[],
+        (await admin.eval(CLAIM_SCRIPT, 4, ...protocol.scriptKeys(candidate), ...args)) as unknown[],
       );
       if (reply.kind === 'settling') {
         await sleep(reply.waitMs + 5);
+        continue;
+      }
+      if (reply.kind === 'retry') {
+        candidate = reply.candidate;
         continue;
       }
       if (reply.kind !== 'ok') throw new Error(`claim: ${JSON.stringify(reply)}`);

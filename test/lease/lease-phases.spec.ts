@@ -227,9 +227,9 @@ describe('a claim on a full namespace, on fake time', () => {
       layout,
     );
     const backend = new MemoryLeaseBackend(2, TTL, `full-${++namespaces}`);
-    await backend.claim({ token: 'dead-0', holderNowMs: START, excluded: [] });
+    await backend.claim({ token: 'dead-0', holderNowMs: START, excluded: [], candidate: 0 });
     await jest.advanceTimersByTimeAsync(400);
-    await backend.claim({ token: 'dead-1', holderNowMs: START + 400, excluded: [] });
+    await backend.claim({ token: 'dead-1', holderNowMs: START + 400, excluded: [], candidate: 0 });
     const clock = new SteppableClock();
     const source = new RedisWorkerSource(settings, 0, () => Promise.resolve(backend));
     const generator = new SnowflakeGenerator({ layout, clock, clockBackToleranceMs: settings.clockBackToleranceMs });

@@ -26,13 +26,19 @@ describe('lease scripts (real redis-server)', () => {
   });
   const protocol = (idCount: number, config = CONFIG, ttlMs = TTL) =>
     new LeaseProtocol(keys(), { ttlMs, config, idCount, fenceMarginMs: MARGIN });
-  const evalScript = async (lua: string, p: LeaseProtocol, args: (string | number)[]) =>
-    (await redis.eval(lua, 3, ...p.scriptKeys, ...args)) as unknown[];
+  const evalScript = async (lua: string, p: LeaseProtocol, id: number, args: (string | number)[]) =>
+    (await redis.eval(lua, 4, ...p.scriptKeys(id), ...args)) as unknown[];
 
   async function claim(token: string, idCount: number, { excluded = [] as number[], config = CONFIG, ttl = TTL } = {}) {
     const p = protocol(idCount, config, ttl);
-    const args = p.claimArgs({ token, holderNowMs: Date.now(), host: 'test-host', pid: 1, excluded });
-    return LeaseProtocol.decodeClaim(await evalScript(CLAIM_SCRIPT, p, args));
+    // As the lease does: name a candidate, and claim again naming the one a `retry` answer names.
+    let candidate = 0;
+    for (;;) {
+      const args = p.claimArgs({ token, holderNowMs: Date.now(), host: 'test-host', pid: 1, excluded, candidate });
+      const reply = LeaseProtocol.decodeClaim(await evalScript(CLAIM_SCRIPT, p, candidate, args));
+      if (reply.kind !== 'retry') return reply;
+      candidate = reply.candidate;
+    }
   }
 
   /** A claim that must succeed: its ID, marker and expiry. */
@@ -55,7 +61,9 @@ describe('lease scripts (real redis-server)', () => {
       ...(await revisions(request.id)),
       ...request,
     };
-    return LeaseProtocol.decodeRenew(await evalScript(RENEW_SCRIPT, p, p.renewArgs(full, `fresh-${Math.random()}`)));
+    return LeaseProtocol.decodeRenew(
+      await evalScript(RENEW_SCRIPT, p, full.id, p.renewArgs(full, `fresh-${Math.random()}`)),
+    );
   }
 
   async function revisions(id: number): Promise<Pick<RenewRequest, 'knownRevs' | 'rev'>> {
@@ -65,11 +73,11 @@ describe('lease scripts (real redis-server)', () => {
 
   const release = async (id: number, token: string, lastMs: number) =>
     LeaseProtocol.decodeRelease(
-      await evalScript(RELEASE_SCRIPT, protocol(4), protocol(4).releaseArgs(id, token, lastMs, 'fresh')),
+      await evalScript(RELEASE_SCRIPT, protocol(4), id, protocol(4).releaseArgs(id, token, lastMs, 'fresh')),
     );
 
   const note = async (id: number, lastMs: number) =>
-    LeaseProtocol.decodeNote(await evalScript(NOTE_SCRIPT, protocol(4), protocol(4).noteArgs(id, lastMs, 'fresh')));
+    LeaseProtocol.decodeNote(await evalScript(NOTE_SCRIPT, protocol(4), id, protocol(4).noteArgs(id, lastMs, 'fresh')));
 
   /** Ends the namespace's settling by backdating its marker. */
   const settle = async () => redis.hset(keys().meta, 'created', Date.now() - SETTLE_AFTER_LOSS_MS - 10);
@@ -282,7 +290,7 @@ describe('lease scripts (real redis-server)', () => {
         const p = protocol(40);
         const request = { id: lease.id, token: `t${i}`, marker: lease.marker, previousExpiry: lease.expiry };
         const full = { ceilingMs: Date.now(), marginMs: MARGIN, knownRevs: [0], rev: 1, ...request };
-        const reply = LeaseProtocol.decodeRenew(await evalScript(RENEW_SCRIPT, p, p.renewArgs(full, 'fresh')));
+        const reply = LeaseProtocol.decodeRenew(await evalScript(RENEW_SCRIPT, p, full.id, p.renewArgs(full, 'fresh')));
         expect(reply.kind).toBe('recovered');
       }
       await settle();

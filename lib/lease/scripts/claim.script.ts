@@ -6,6 +6,8 @@ export type ClaimReply = ServerStamp &
     | { kind: 'settling'; waitMs: number }
     /** A free ID's record is gone and its last holder may have issued until `waitMs` ago: claim again then. */
     | { kind: 'wait'; waitMs: number }
+    /** The ID the claim named is not the one to hand out now: claim again naming `candidate`. */
+    | { kind: 'retry'; candidate: number }
     /** `soonestExpiry`: when the first live lease lapses, server ms (-1 when none is live). */
     | { kind: 'exhausted'; held: number; soonestExpiry: number }
     | { kind: 'mismatch'; recorded: string; live: number }
@@ -18,12 +20,19 @@ export interface ClaimRequest {
   host: string;
   pid: number;
   excluded: readonly number[];
+  /** The ID whose record the call declares (KEYS[4]): the one the last reply named, or a guess. */
+  candidate: number;
 }
 
 /**
  * Claims a worker ID: a never-used one first (the cursor), else the one whose lease expired longest ago
  * (`ZRANGEBYSCORE … LIMIT`, O(log N)), else reports exhaustion. Claims wait while the namespace settles after its
  * marker was (re)created, so that holders from before a Redis data loss have stopped first.
+ *
+ * Every key a script touches is declared, as Redis requires (a Cluster enforces it while a slot moves): the record
+ * of the ID to claim is KEYS[4], so the caller names a candidate. The script works out which ID to hand out from the
+ * cursor and the expiry set alone; when that is not the candidate, it answers `retry` with the right one and writes
+ * nothing. A caller that remembers the last answer claims in one round trip unless another claim came between.
  *
  * The namespace records its contract (layout, TTL, fence margin, clock-back tolerance, clock bound). A claim with
  * another one is refused while any lease is live; once none is, the namespace takes the new contract.
@@ -34,24 +43,25 @@ export interface ClaimRequest {
  * as after a full loss). It never starts a new marker: a namespace whose records are evicted again and again still
  * hands out IDs.
  *
- * ARGV[1..4] common, ARGV[5] record key prefix, ARGV[6] token, ARGV[7] ID count, ARGV[8] holder clock ms,
- * ARGV[9] host, ARGV[10] pid, ARGV[11] excluded IDs (comma-separated, may be empty)
+ * KEYS[1..3] common, KEYS[4] the candidate's record.
+ * ARGV[1..4] common, ARGV[5] token, ARGV[6] ID count, ARGV[7] holder clock ms, ARGV[8] host, ARGV[9] pid,
+ * ARGV[10] excluded IDs (comma-separated, may be empty), ARGV[11] the candidate ID
  *
  * Every answer that hands out an ID or reports exhaustion carries the number of live leases (`held`, this one
  * included), counted with one ZCOUNT on the expiry set against the server's `TIME` (O(log N), no scan); exhaustion
  * also carries the soonest expiry of a live lease, so that a claimer can wait for it instead of failing at once.
- *
  * The record starts at revision 0; each renewal of the lease writes the next (see the renewal).
  *
  * Reply: {'ok', id, floor (previous ceiling, or -1), marker, expiry, held, now, server}
- *      | {'settling', wait ms, now, server} | {'wait', wait ms, now, server}
+ *      | {'settling', wait ms, now, server} | {'wait', wait ms, now, server} | {'retry', candidate, now, server}
  *      | {'exhausted', held, soonest expiry (or -1), now, server}
  *      | {'mismatch', the namespace's contract, live leases, now, server}
  *      | {'busy', now, server} (live leases passed over at the cursor; claim again)
  */
 export const CLAIM_SCRIPT = `${PRELUDE}
-local prefix, token, count = ARGV[5], ARGV[6], tonumber(ARGV[7])
-local holder_now, host, pid, excluded_list = tonumber(ARGV[8]), ARGV[9], ARGV[10], ARGV[11]
+local RECORD = KEYS[4]
+local token, count = ARGV[5], tonumber(ARGV[6])
+local holder_now, host, pid, excluded_list, named = tonumber(ARGV[7]), ARGV[8], ARGV[9], ARGV[10], ARGV[11]
 local excluded = {}
 for id in string.gmatch(excluded_list, '[^,]+') do excluded[id] = true end
 local marker = ensure_marker()
@@ -71,69 +81,66 @@ if recorded ~= CONFIG then
   redis.call('HSET', META, 'config', CONFIG)
 end
 
+-- Which ID to hand out, from the cursor and the expiry set alone. A never-used ID with a live lease (a holder took
+-- it back after a data loss reset the cursor) is passed over, a few at a time, rather than handed to a second owner.
+-- So is an excluded one, which joins the expiry set as long expired, so that it stays claimable later.
 local id = nil
-local floor = -1
+local lapsed = nil
+local from_cursor = false
 local cursor = tonumber(redis.call('GET', CURSOR) or '0')
--- A never-used ID with a live lease (a holder took it back after a data loss reset the cursor) is passed over, a
--- few at a time, rather than handed to a second owner. So is an excluded one, which joins the expiry set as
--- expired so that it stays claimable later.
 local skips = 0
 while id == nil and cursor < count and skips < 16 do
   local candidate = tostring(cursor)
-  cursor = cursor + 1
   local expiry_of = redis.call('ZSCORE', EXPIRY, candidate)
   if expiry_of and tonumber(expiry_of) > now then
     skips = skips + 1
+    cursor = cursor + 1
   elseif excluded[candidate] then
     skips = skips + 1
-    if not expiry_of then
-      set_expiry(candidate, 0)
-      redis.call('HSETNX', prefix .. candidate, 'ceiling', -1)
-    end
+    cursor = cursor + 1
+    if not expiry_of then set_expiry(candidate, 0) end
   else
     id = candidate
-    -- After a data loss the cursor starts again, but a lost holder's note may already sit on the record.
-    if redis.call('EXISTS', prefix .. id) == 1 then floor = floor_of(prefix .. id) end
+    from_cursor = true
   end
 end
-set_cursor(cursor)
+if cursor ~= tonumber(redis.call('GET', CURSOR) or '0') then set_cursor(cursor) end
 if id == nil then
   local offset = 0
-  local retry_at = nil
   while id == nil do
     local found = redis.call('ZRANGEBYSCORE', EXPIRY, '-inf', now, 'WITHSCORES', 'LIMIT', offset, 8)
     if #found == 0 then break end
     for i = 1, #found, 2 do
-      local candidate, lapsed = found[i], tonumber(found[i + 1])
-      if not excluded[candidate] then
-        if redis.call('EXISTS', prefix .. candidate) == 1 then
-          id = candidate
-          floor = floor_of(prefix .. id)
-          break
-        end
-        -- The record is gone: the time rule covers the ID one fence margin after its lease lapsed or was released.
-        if lapsed + MARGIN <= now then
-          id = candidate
-          break
-        end
-        if retry_at == nil or lapsed + MARGIN < retry_at then retry_at = lapsed + MARGIN end
+      if not excluded[found[i]] then
+        id = found[i]
+        lapsed = tonumber(found[i + 1])
+        break
       end
     end
     offset = offset + #found / 2
   end
   -- Never-used IDs remain beyond the ones passed over: not exhausted, the caller claims again at once.
   if id == nil and cursor < count then return {'busy', now, server} end
-  if id == nil and retry_at ~= nil then return {'wait', retry_at - now, now, server} end
   if id == nil then
     local soonest = redis.call('ZRANGEBYSCORE', EXPIRY, '(' .. now, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
     return {'exhausted', live_count(), tonumber(soonest[2] or '-1'), now, server}
   end
 end
+if id ~= named then return {'retry', tonumber(id), now, server} end
 
-local key = prefix .. id
+local floor = -1
+if redis.call('EXISTS', RECORD) == 1 then
+  -- After a data loss the cursor starts again, but a lost holder's note may already sit on the record.
+  floor = floor_of(RECORD)
+elseif not from_cursor and lapsed + MARGIN > now then
+  -- The record is gone: the time rule covers the ID one fence margin after its lease lapsed or was released.
+  return {'wait', lapsed + MARGIN - now, now, server}
+end
+if from_cursor then set_cursor(cursor + 1) end
+
 local ceiling = math.max(holder_now, floor) + TTL
 local expiry = now + TTL
-redis.call('HSET', key, 'token', token, 'marker', marker, 'ceiling', ceiling, 'floor', floor, 'claimed', now,
+redis.call('HSET', RECORD, 'token', token, 'marker', marker, 'ceiling', ceiling, 'floor', floor, 'claimed', now,
   'host', host, 'pid', pid, 'rev', 0)
 set_expiry(id, expiry)
 redis.call('HSET', META, 'confirmed', 1)
@@ -141,20 +148,16 @@ return {'ok', tonumber(id), floor, marker, expiry, live_count(), now, server}
 `;
 
 /** The claim's arguments after the common four, in the order the Lua names them. */
-export function claimArgs(
-  settings: CommonSettings & { idCount: number },
-  recordPrefix: string,
-  request: ClaimRequest,
-): (string | number)[] {
+export function claimArgs(settings: CommonSettings & { idCount: number }, request: ClaimRequest): (string | number)[] {
   return [
     ...commonArgs(settings, request.token),
-    recordPrefix,
     request.token,
     settings.idCount,
     request.holderNowMs,
     request.host,
     request.pid,
     request.excluded.join(','),
+    request.candidate,
   ];
 }
 
@@ -174,6 +177,8 @@ export function decodeClaim(reply: unknown[]): ClaimReply {
       return { kind: 'settling', waitMs: Number(reply[1]), ...stamp(reply, 2) };
     case 'wait':
       return { kind: 'wait', waitMs: Number(reply[1]), ...stamp(reply, 2) };
+    case 'retry':
+      return { kind: 'retry', candidate: Number(reply[1]), ...stamp(reply, 2) };
     case 'exhausted':
       return { kind: 'exhausted', held: Number(reply[1]), soonestExpiry: Number(reply[2]), ...stamp(reply, 3) };
     case 'mismatch':

@@ -7,12 +7,13 @@ export type NoteReply = ServerStamp & { kind: 'noted' };
  * them), so that whoever holds the ID next starts above it. A record that vanished with Redis's data is recreated
  * as an expired lease carrying the note.
  *
- * ARGV[1..4] common, ARGV[5] record key, ARGV[6] id, ARGV[7] last issued timestamp (holder ms)
+ * KEYS[1..3] common, KEYS[4] the record.
+ * ARGV[1..4] common, ARGV[5] id, ARGV[6] last issued timestamp (holder ms)
  *
  * Reply: {'noted', now, server}
  */
 export const NOTE_SCRIPT = `${PRELUDE}
-local key, id, last = ARGV[5], ARGV[6], tonumber(ARGV[7])
+local key, id, last = KEYS[4], ARGV[5], tonumber(ARGV[6])
 ensure_marker()
 local ceiling = tonumber(redis.call('HGET', key, 'ceiling') or '-1')
 local noted = tonumber(redis.call('HGET', key, 'noted') or '-1')
@@ -26,12 +27,11 @@ return {'noted', now, server}
 /** The note's arguments after the common four, in the order the Lua names them. */
 export function noteArgs(
   settings: CommonSettings,
-  recordKey: string,
   id: number,
   lastMs: number,
   freshToken: string,
 ): (string | number)[] {
-  return [...commonArgs(settings, freshToken), recordKey, id, lastMs];
+  return [...commonArgs(settings, freshToken), id, lastMs];
 }
 
 export function decodeNote(reply: unknown[]): NoteReply {

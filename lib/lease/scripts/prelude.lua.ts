@@ -5,7 +5,8 @@
  * - ceilings and notes are the holder's own ID-time milliseconds, the frame the IDs carry, so a new holder
  *   compares its own timestamps with them however skewed the machines' clocks are.
  *
- * Keys, the same three for every script: KEYS[1] `meta` (hash: marker, created, settleMs, server, config,
+ * Keys: KEYS[1..3] the same for every script, KEYS[4] the one record it touches (every key a script touches is
+ * declared, as Redis requires and a Cluster enforces while a slot moves). KEYS[1] `meta` (hash: marker, created, settleMs, server, config,
  * confirmed, and the mirrors `cursor` and `members` that reveal a partial loss), KEYS[2] `cursor` (the next
  * never-used ID), KEYS[3] `expiry` (sorted set ID → lease expiry). One hash per ID at `<recordPrefix><id>` (token,
  * marker, ceiling, noted, floor, claimed, host, pid, rev).

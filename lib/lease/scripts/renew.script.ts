@@ -43,9 +43,10 @@ export interface RenewRequest {
  * A record that is merely gone (deleted, evicted) while the expiry set still carries this holder's own last expiry
  * is written again: nobody claimed the ID since, so the holder keeps it and the namespace does not settle.
  *
- * ARGV[1..4] common, ARGV[5] record key, ARGV[6] id, ARGV[7] token, ARGV[8] new ceiling (holder ms), ARGV[9] the
- * holder's marker, ARGV[10] the previous lease's expiry (server ms), ARGV[11] the margin of that test (ms),
- * ARGV[12] the revisions the record may show (comma-separated), ARGV[13] the revision this renewal writes
+ * KEYS[1..3] common, KEYS[4] the record.
+ * ARGV[1..4] common, ARGV[5] id, ARGV[6] token, ARGV[7] new ceiling (holder ms), ARGV[8] the holder's marker,
+ * ARGV[9] the previous lease's expiry (server ms), ARGV[10] the margin of that test (ms), ARGV[11] the revisions the
+ * record may show (comma-separated), ARGV[12] the revision this renewal writes
  *
  * A renewal that holds on answers with the number of live leases (`held`, one ZCOUNT against the server's time), so
  * that every holder sees the namespace's capacity at each renewal for the cost of one O(log N) command.
@@ -54,9 +55,9 @@ export interface RenewRequest {
  *      | {'lost', reason, now, server}
  */
 export const RENEW_SCRIPT = `${PRELUDE}
-local key, id, token = ARGV[5], ARGV[6], ARGV[7]
-local wanted_ceiling, held_marker = tonumber(ARGV[8]), ARGV[9]
-local previous_expiry, proof_margin, known_revs, rev = tonumber(ARGV[10]), tonumber(ARGV[11]), ARGV[12], ARGV[13]
+local key, id, token = KEYS[4], ARGV[5], ARGV[6]
+local wanted_ceiling, held_marker = tonumber(ARGV[7]), ARGV[8]
+local previous_expiry, proof_margin, known_revs, rev = tonumber(ARGV[9]), tonumber(ARGV[10]), ARGV[11], ARGV[12]
 local function known(value)
   for candidate in string.gmatch(known_revs, '[^,]+') do
     if candidate == value then return true end
@@ -107,15 +108,9 @@ return {'ok', expiry, marker, live_count(), now, server}
 `;
 
 /** The renewal's arguments after the common four, in the order the Lua names them. */
-export function renewArgs(
-  settings: CommonSettings,
-  recordKey: string,
-  request: RenewRequest,
-  freshToken: string,
-): (string | number)[] {
+export function renewArgs(settings: CommonSettings, request: RenewRequest, freshToken: string): (string | number)[] {
   return [
     ...commonArgs(settings, freshToken),
-    recordKey,
     request.id,
     request.token,
     request.ceilingMs,
