@@ -1,3 +1,5 @@
+import { describeInput } from './describe-input.js';
+
 /**
  * Base class of every error the library throws, so callers can catch them all with one `instanceof`.
  *
@@ -46,7 +48,7 @@ export class InvalidSnowflakeError extends SnowflakeError {
     /** What the input was meant to be: an ID, or an instant to turn into ID bounds. */
     what: 'snowflake ID' | 'instant' = 'snowflake ID',
   ) {
-    super(`Invalid ${what} ${describe(input)}: ${reason}`);
+    super(`Invalid ${what} ${describeInput(input)}: ${reason}`);
   }
 }
 
@@ -212,18 +214,6 @@ export class UnsafeNumberError extends SnowflakeError {
   }
 }
 
-function describe(input: unknown): string {
-  if (typeof input === 'bigint') return `${input}n`;
-  if (input instanceof Date) return Number.isNaN(input.getTime()) ? 'Invalid Date' : input.toISOString();
-  if (typeof input === 'string') return JSON.stringify(input.length > 40 ? `${input.slice(0, 40)}…` : input);
-  try {
-    return String(input);
-  } catch {
-    // Objects without a primitive form (a null prototype, a throwing toString) must not mask the real error.
-    return `(${typeof input})`;
-  }
-}
-
 /**
  * Two generators in one process were given the same worker ID (for example `SnowflakeModule.forRoot()` imported in
  * two modules with the same static `workerId`). They would issue the same IDs, so the second one refuses to start.
@@ -281,5 +271,5 @@ export class ShardKeyMissingError extends SnowflakeError {
 function describeKey(key: unknown): string {
   if (key === null || key === undefined) return String(key);
   if (typeof key === 'object') return key instanceof Uint8Array ? 'bytes' : `(${key.constructor?.name ?? 'object'})`;
-  return `${describe(key)} (${typeof key})`;
+  return `${describeInput(key)} (${typeof key})`;
 }
