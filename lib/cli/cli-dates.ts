@@ -34,7 +34,7 @@ export function dateOf(option: string, text: string | undefined): Date {
 /** The Unix milliseconds `text` stands for, or undefined when it is not in the grammar or names no real instant. */
 export function instantOf(text: string): number | undefined {
   if (UNIX_MS.test(text)) {
-    const ms = text.length > 16 ? Infinity : Number(text);
+    const ms = Number(text);
     return ms <= MAX_DATE_MS ? ms : undefined;
   }
   const match = DATE_TIME.exec(text);
