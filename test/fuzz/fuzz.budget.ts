@@ -28,7 +28,7 @@ export function testTimeoutMs(properties: number): number {
 const report: { name: string; runs: number; ms: number }[] = [];
 
 /** Runs `property` within the budget, fails the test with fast-check's report (seed and counterexample). */
-export function check(name: string, property: Parameters<typeof fc.check>[0], properties: number): void {
+export function check<Ts>(name: string, property: fc.IProperty<Ts>, properties: number): void {
   const limit = timeLimitMs(properties);
   const started = performance.now();
   const details = fc.check(property, {

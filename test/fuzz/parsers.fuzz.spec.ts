@@ -472,19 +472,35 @@ describe('fuzz: module options', () => {
 });
 
 describe('fuzz: time linear in the input', () => {
-  /** The fastest of a few calls, in ms: the least disturbed by the other work on the machine. */
-  function fastest(call: () => unknown): number {
-    let best = Infinity;
-    for (let i = 0; i < 5; i++) {
-      const started = performance.now();
-      try {
-        call();
-      } catch {
-        // Refusal is the usual outcome; only the time is measured here.
-      }
-      best = Math.min(best, performance.now() - started);
+  /** The time of one call, in ms; refusal is the usual outcome, only the time counts here. */
+  function timeOf(call: () => unknown): number {
+    const started = performance.now();
+    try {
+      call();
+    } catch {
+      // Refused, as expected of most of these inputs.
     }
-    return best;
+    return performance.now() - started;
+  }
+
+  /**
+   * The fastest of 7 calls of each input, measured in alternating rounds so that a burst of other work on the
+   * machine (a collection, another process) weighs on both sides alike.
+   */
+  function fastestPair(call: (input: unknown) => unknown, small: unknown, large: unknown): [number, number] {
+    let bestSmall = Infinity;
+    let bestLarge = Infinity;
+    for (let round = 0; round < 7; round++) {
+      bestSmall = Math.min(
+        bestSmall,
+        timeOf(() => call(small)),
+      );
+      bestLarge = Math.min(
+        bestLarge,
+        timeOf(() => call(large)),
+      );
+    }
+    return [bestSmall, bestLarge];
   }
 
   const scalar = createSnowflakeScalar(layouts.default);
@@ -510,9 +526,12 @@ describe('fuzz: time linear in the input', () => {
         ['array', Array.from({ length: 1_000_000 }, () => 1), Array.from({ length: 100_000 }, () => 1)],
       ];
       for (const [shape, mb, kb100] of inputs) {
-        const small = fastest(() => surface(kb100));
-        const large = fastest(() => surface(mb));
         // Linear is 10 times; 30 leaves room for a collection or a cache miss. Under 5 ms there is nothing to compare.
+        // Three attempts: a machine shared with other work can disturb one, a quadratic cost fails all three.
+        let [small, large] = fastestPair(surface, kb100, mb);
+        for (let attempt = 1; attempt < 3 && large > 5 && large > 30 * small; attempt++) {
+          [small, large] = fastestPair(surface, kb100, mb);
+        }
         if (large > 5 && large > 30 * small) {
           throw new Broken(`${shape}: 1 MB took ${large.toFixed(1)} ms, 100 KB ${small.toFixed(1)} ms`);
         }
