@@ -1,14 +1,20 @@
 import { parseArgs } from 'node:util';
+import { cut, describeInput } from '../core/describe-input.js';
 import { resolveLayout, type Layout, type LayoutOptions, type LayoutPresetName } from '../core/layout.js';
+import { UsageError } from './usage.error.js';
 
-/** A mistake on the command line: exit code 2, the usage printed. */
-export class UsageError extends Error {}
+/** Whole numbers as written in decimal: no sign, space, radix prefix, exponent or fraction (`Number()` takes all). */
+const WHOLE = /^[0-9]+$/;
+/** A whole number or a decimal fraction, as written: `0.1`, `5`. */
+const DECIMAL = /^[0-9]+(?:\.[0-9]+)?$/;
+const MAX_MESSAGE_CHARS = 200;
 
 export const USAGE = `Usage: nestjs-snowflake <command> [options]
 
 Commands:
   decode <id>...                      split IDs into time, datacenter, worker, sequence (and shard)
-  range --from <date> --to <date>     the ID bounds for WHERE id BETWEEN <min> AND <max>
+  range --from <date> --to <date>     the ID bounds for WHERE id BETWEEN <min> AND <max>; a date is Unix ms,
+                                      2026-11-23 (midnight UTC) or 2026-11-23T12:00:00Z (an offset is required)
   leases --redis <url> [--namespace <ns>] [--datacenter <n>] [--low-capacity-warning <n>]
                                       who holds which worker ID in a Redis lease namespace (read-only);
                                       low: free IDs at or below redis.lowCapacityWarning (default 0.1)
@@ -52,20 +58,26 @@ export function parseCli(argv: string[]): CliArgs {
       },
     });
   } catch (error) {
-    throw new UsageError((error as Error).message);
+    // Node's message quotes the unknown option whole; a pasted megabyte would come back whole.
+    throw new UsageError(cut((error as Error).message, MAX_MESSAGE_CHARS));
   }
   const { values, positionals } = parsed;
   const [command = '', ...rest] = positionals;
-  const datacenter = Number(values.datacenter);
-  if (!Number.isSafeInteger(datacenter) || datacenter < 0)
-    throw new UsageError('--datacenter: expected an integer ≥ 0');
-  const lowCapacityWarning = Number(values['low-capacity-warning']);
-  if (
-    !Number.isFinite(lowCapacityWarning) ||
-    lowCapacityWarning < 0 ||
-    (lowCapacityWarning > 1 && lowCapacityWarning % 1 !== 0)
-  )
-    throw new UsageError('--low-capacity-warning: expected a fraction between 0 and 1, or a whole number of free IDs');
+  const datacenter = WHOLE.test(values.datacenter) ? Number(values.datacenter) : NaN;
+  if (!Number.isSafeInteger(datacenter)) {
+    throw new UsageError(
+      `--datacenter: expected a whole number in decimal digits, got ${describeInput(values.datacenter)}`,
+    );
+  }
+  const warning = values['low-capacity-warning'];
+  const lowCapacityWarning = DECIMAL.test(warning) ? Number(warning) : NaN;
+  if (!Number.isFinite(lowCapacityWarning) || (lowCapacityWarning > 1 && lowCapacityWarning % 1 !== 0)) {
+    throw new UsageError(
+      '--low-capacity-warning: expected a fraction between 0 and 1, or a whole number of free IDs, got ' +
+        describeInput(warning),
+    );
+  }
+  if (values.redis !== undefined) redisUrlOf(values.redis);
   return {
     command,
     positionals: rest,
@@ -95,10 +107,19 @@ function layoutOf(text: string | undefined): Layout {
   return resolveLayout(text as LayoutPresetName);
 }
 
-/** A date from the command line: ISO 8601, or Unix milliseconds. */
-export function dateOf(option: string, text: string | undefined): Date {
-  if (text === undefined) throw new UsageError(`${option}: required`);
-  const date = /^\d+$/.test(text) ? new Date(Number(text)) : new Date(text);
-  if (Number.isNaN(date.getTime())) throw new UsageError(`${option}: not a date: ${JSON.stringify(text)}`);
-  return date;
+/**
+ * `--redis`: a `redis://` or `rediss://` URL. ioredis reads an empty or odd string as options and connects to
+ * localhost, which would describe another Redis than the one meant.
+ */
+function redisUrlOf(text: string): string {
+  let protocol: string | undefined;
+  try {
+    protocol = new URL(text).protocol;
+  } catch {
+    protocol = undefined;
+  }
+  if (protocol !== 'redis:' && protocol !== 'rediss:') {
+    throw new UsageError(`--redis: expected a redis:// or rediss:// URL, got ${describeInput(text)}`);
+  }
+  return text;
 }

@@ -3,37 +3,40 @@ import { InvalidSnowflakeError } from '../core/errors.js';
 import { leaseKeys } from '../lease/lease.keys.js';
 import { capacityOf, lowCapacityAtFree } from '../lease/lease.math.js';
 import { redactUrl } from '../lease/redis-cause.js';
-import { UsageError, dateOf, type CliArgs } from './cli-args.js';
+import type { CliArgs } from './cli-args.js';
+import { dateOf } from './cli-dates.js';
+import { UsageError } from './usage.error.js';
 import { json, table } from './cli-output.js';
 
-/** What a command prints, and whether it failed (exit code 1). */
+/** What a command prints: results on stdout, errors on stderr (any error makes the exit code 1). */
 export interface CommandResult {
   output: string;
-  failed?: boolean;
+  errors?: string[];
 }
 
 export function decode(args: CliArgs): CommandResult {
   if (args.positionals.length === 0) throw new UsageError('decode: give one or more IDs');
   const codec = new SnowflakeCodec(args.layout);
-  let failed = false;
-  const rows = args.positionals.map((input) => {
+  const errors: string[] = [];
+  const rows = [];
+  for (const input of args.positionals) {
     try {
       const parts = codec.decode(input);
-      return {
+      rows.push({
         id: parts.id.toString(),
         time: parts.date.toISOString(),
         datacenterId: parts.datacenterId,
         workerId: parts.workerId,
         sequence: parts.sequence,
         ...(parts.shard === undefined ? {} : { shard: parts.shard }),
-      };
+      });
     } catch (error) {
       if (!(error instanceof InvalidSnowflakeError)) throw error;
-      failed = true;
-      return { id: input, error: error.message };
+      errors.push(error.message);
     }
-  });
-  return { output: args.json ? json(rows) : rows.map((row) => table([row])).join('\n\n'), failed };
+  }
+  // A script reading stdout gets only IDs that decoded; what did not is on stderr and in the exit code.
+  return { output: args.json ? json(rows) : rows.map((row) => table([row])).join('\n\n'), errors };
 }
 
 export function range(args: CliArgs): CommandResult {

@@ -5,7 +5,9 @@
  */
 import 'reflect-metadata';
 import { SnowflakeError } from '../core/errors.js';
-import { USAGE, UsageError, parseCli } from './cli-args.js';
+import { describeInput } from '../core/describe-input.js';
+import { USAGE, parseCli } from './cli-args.js';
+import { UsageError } from './usage.error.js';
 import { decode, leases, range, type CommandResult } from './commands.js';
 
 async function main(argv: string[]): Promise<number> {
@@ -19,9 +21,10 @@ async function main(argv: string[]): Promise<number> {
     if (args.command === 'decode') result = decode(args);
     else if (args.command === 'range') result = range(args);
     else if (args.command === 'leases') result = await leases(args);
-    else throw new UsageError(`unknown command ${JSON.stringify(args.command)}`);
-    process.stdout.write(`${result.output}\n`);
-    return result.failed === true ? 1 : 0;
+    else throw new UsageError(`unknown command ${describeInput(args.command)}`);
+    if (result.output !== '') process.stdout.write(`${result.output}\n`);
+    for (const error of result.errors ?? []) process.stderr.write(`nestjs-snowflake: ${error}\n`);
+    return (result.errors ?? []).length > 0 ? 1 : 0;
   } catch (error) {
     if (error instanceof UsageError || error instanceof SnowflakeError) {
       process.stderr.write(`nestjs-snowflake: ${error.message}\n`);

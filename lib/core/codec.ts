@@ -1,3 +1,4 @@
+import { kindOf } from './describe-input.js';
 import { InvalidSnowflakeError } from './errors.js';
 import type { Layout } from './layout.js';
 
@@ -37,14 +38,25 @@ export interface ComposeInput {
 const DIGITS = /^[0-9]+$/;
 /** 2^64 has 20 digits: a longer string is wider than any layout, and is refused before BigInt parses it. */
 const MAX_DIGITS = 20;
-const LEADING_ZEROS = /^0+(?=.)/;
+
+/** The bounds {@link parseId} checks: a layout, or 64 bits where none is known yet. @internal */
+export type IdBounds = Pick<Layout, 'maxId' | 'totalBits'>;
+
+/** Every 64-bit value: the bounds of a reading that has no layout (a DTO transform); the layout is checked later. */
+export const ANY_64_BITS: IdBounds = Object.freeze({ maxId: (1n << 64n) - 1n, totalBits: 64 });
 
 /**
- * Parses an ID given as a bigint, a decimal string or a safe-integer number, checking it fits the layout.
+ * Parses an ID given as a bigint, a decimal string or a safe-integer number, checking it fits the bounds. The one
+ * reading of a raw ID: `decode()`, `ParseSnowflakeIdPipe`, the validators and the GraphQL scalar all call it.
  *
- * @throws InvalidSnowflakeError when the input is not digits, negative, beyond 2^53 as a number, or wider than the layout
+ * - a string: ASCII digits only, leading zeros read (`"007"` is 7), any length; no sign, space, radix prefix,
+ *   exponent, separator or other script's digits;
+ * - a number: a safe integer that is not negative, `-0` included (as `"-0"` is refused, so is the number);
+ * - a bigint: not negative.
+ *
+ * @throws InvalidSnowflakeError when the input is none of these, or wider than the bounds
  */
-export function parseId(input: unknown, layout: Layout): bigint {
+export function parseId(input: unknown, bounds: IdBounds): bigint {
   let id: bigint;
   if (typeof input === 'bigint') {
     id = input;
@@ -52,9 +64,10 @@ export function parseId(input: unknown, layout: Layout): bigint {
     if (!DIGITS.test(input)) {
       throw new InvalidSnowflakeError(input, 'expected a non-negative decimal integer (digits only).');
     }
-    const digits = input.replace(LEADING_ZEROS, '');
-    if (digits.length > MAX_DIGITS) throw new InvalidSnowflakeError(input, wider(layout));
-    id = BigInt(digits);
+    let significant = 0;
+    while (significant < input.length - 1 && input.charCodeAt(significant) === 0x30) significant++;
+    if (input.length - significant > MAX_DIGITS) throw new InvalidSnowflakeError(input, wider(bounds));
+    id = BigInt(input.slice(significant));
   } else if (typeof input === 'number') {
     if (!Number.isInteger(input)) {
       throw new InvalidSnowflakeError(input, 'expected an integer.');
@@ -65,19 +78,22 @@ export function parseId(input: unknown, layout: Layout): bigint {
         'the number lies beyond 2^53, so it was already rounded; pass the ID as a string or a bigint.',
       );
     }
+    if (Object.is(input, -0)) throw new InvalidSnowflakeError(input, 'IDs have no sign, so -0 is refused as "-0" is.');
     id = BigInt(input);
   } else {
-    throw new InvalidSnowflakeError(input, `expected a bigint, a decimal string or a number, got ${typeof input}.`);
+    throw new InvalidSnowflakeError(input, `expected a bigint, a decimal string or a number, got ${kindOf(input)}.`);
   }
   if (id < 0n) throw new InvalidSnowflakeError(input, 'IDs are never negative.');
-  if (id > layout.maxId) {
-    throw new InvalidSnowflakeError(input, wider(layout));
+  if (id > bounds.maxId) {
+    throw new InvalidSnowflakeError(input, wider(bounds));
   }
   return id;
 }
 
-const wider = (layout: Layout): string =>
-  `wider than the layout's ${layout.totalBits} bits (largest ID ${layout.maxId}).`;
+const wider = (bounds: IdBounds): string =>
+  bounds === ANY_64_BITS
+    ? 'wider than 64 bits, more than any ID has.'
+    : `wider than the layout's ${bounds.totalBits} bits (largest ID ${bounds.maxId}).`;
 
 /**
  * Decodes, composes and bounds IDs of one layout. Pure: no clock, no state.

@@ -1,4 +1,5 @@
 import { hostname as osHostname } from 'node:os';
+import { describeInput } from './describe-input.js';
 
 /**
  * Base class of every error the library throws, so callers can catch them all with one `instanceof`.
@@ -48,7 +49,7 @@ export class InvalidSnowflakeError extends SnowflakeError {
     /** What the input was meant to be: an ID, or an instant to turn into ID bounds. */
     what: 'snowflake ID' | 'instant' = 'snowflake ID',
   ) {
-    super(`Invalid ${what} ${describe(input)}: ${reason}`);
+    super(`Invalid ${what} ${describeInput(input)}: ${reason}`);
   }
 }
 
@@ -214,18 +215,6 @@ export class UnsafeNumberError extends SnowflakeError {
   }
 }
 
-function describe(input: unknown): string {
-  if (typeof input === 'bigint') return `${input}n`;
-  if (input instanceof Date) return Number.isNaN(input.getTime()) ? 'Invalid Date' : input.toISOString();
-  if (typeof input === 'string') return JSON.stringify(input.length > 40 ? `${input.slice(0, 40)}…` : input);
-  try {
-    return String(input);
-  } catch {
-    // Objects without a primitive form (a null prototype, a throwing toString) must not mask the real error.
-    return `(${typeof input})`;
-  }
-}
-
 /**
  * Who holds a worker ID that another process or worker thread of this host uses: the lock file's record.
  *
@@ -316,5 +305,5 @@ export class ShardKeyMissingError extends SnowflakeError {
 function describeKey(key: unknown): string {
   if (key === null || key === undefined) return String(key);
   if (typeof key === 'object') return key instanceof Uint8Array ? 'bytes' : `(${key.constructor?.name ?? 'object'})`;
-  return `${describe(key)} (${typeof key})`;
+  return `${describeInput(key)} (${typeof key})`;
 }

@@ -1,5 +1,6 @@
+import { describeInput } from './describe-input.js';
 import { SnowflakeConfigError } from './errors.js';
-import { rejectUnknownKeys } from './option-checks.js';
+import { isPlainObject, rejectUnknownKeys } from './option-checks.js';
 
 /** Time units a layout may count in, in milliseconds. */
 export type TimeUnitMs = 1 | 10 | 1000;
@@ -157,7 +158,7 @@ export function resolveLayout(options: LayoutOptions | LayoutPresetName = {}, no
   if (preset === undefined) {
     throw new SnowflakeConfigError(
       'layout.preset',
-      `unknown preset ${JSON.stringify(presetName)}; use one of ${Object.keys(LAYOUT_PRESETS).join(', ')}.`,
+      `unknown preset ${describeInput(presetName)}; use one of ${Object.keys(LAYOUT_PRESETS).join(', ')}.`,
     );
   }
   const epoch = options.epoch instanceof Date ? options.epoch.getTime() : (options.epoch ?? preset.epoch);
@@ -172,7 +173,7 @@ export function resolveLayout(options: LayoutOptions | LayoutPresetName = {}, no
   if (!Number.isSafeInteger(epoch) || epoch < 0) {
     throw new SnowflakeConfigError(
       'layout.epoch',
-      `expected Unix milliseconds (a non-negative integer) or a Date, got ${String(options.epoch)}.`,
+      `expected Unix milliseconds (a non-negative integer) or a Date, got ${describeInput(options.epoch)}.`,
     );
   }
   if (epoch > now) {
@@ -184,7 +185,7 @@ export function resolveLayout(options: LayoutOptions | LayoutPresetName = {}, no
   if (!TIME_UNITS.includes(timeUnitMs)) {
     throw new SnowflakeConfigError(
       'layout.timeUnitMs',
-      `expected 1, 10 or 1000 (milliseconds), got ${String(timeUnitMs)}.`,
+      `expected 1, 10 or 1000 (milliseconds), got ${describeInput(timeUnitMs)}.`,
     );
   }
   // Datacenter, worker and sequence values are JS numbers handled with 32-bit operations, hence 31 bits at most.
@@ -206,7 +207,7 @@ export function resolveLayout(options: LayoutOptions | LayoutPresetName = {}, no
   if (typeof minLifetimeYears !== 'number' || !(minLifetimeYears >= 0)) {
     throw new SnowflakeConfigError(
       'layout.minLifetimeYears',
-      `expected a non-negative number of years, got ${String(minLifetimeYears)}.`,
+      `expected a non-negative number of years, got ${describeInput(minLifetimeYears)}.`,
     );
   }
 
@@ -261,7 +262,8 @@ export function resolveLayout(options: LayoutOptions | LayoutPresetName = {}, no
 /** Rejects a layout that is not an object, and keys a layout does not have (such as a misspelt `sequenceBit`). */
 function checkShape(options: unknown): asserts options is LayoutOptions {
   const allowed = `a preset name (${Object.keys(LAYOUT_PRESETS).join(', ')}) or an object with the keys ${LAYOUT_KEYS.join(', ')}`;
-  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+  // A Date or another class instance has no own layout keys, and would pass as the default layout.
+  if (!isPlainObject(options)) {
     throw new SnowflakeConfigError('layout', `expected ${allowed}; got ${describeValue(options)}.`);
   }
   rejectUnknownKeys('layout', options, LAYOUT_KEYS, 'a layout');
@@ -269,10 +271,12 @@ function checkShape(options: unknown): asserts options is LayoutOptions {
 
 function describeValue(value: unknown): string {
   if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') {
-    return `${String(value)} (${typeof value})`;
+    return `${describeInput(value)} (${typeof value})`;
   }
   if (value === null || value === undefined) return String(value);
-  return Array.isArray(value) ? 'an array' : `a ${typeof value}`;
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value !== 'object') return `a ${typeof value}`;
+  return value instanceof Date ? 'a Date' : 'an instance of a class';
 }
 
 /** A positive span of time, in words precise enough for an error message. */
@@ -286,7 +290,7 @@ function checkBits(option: string, value: unknown, min: number, max: number): vo
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
     throw new SnowflakeConfigError(
       option,
-      `expected an integer number of bits from ${min} to ${max}, got ${String(value)}.`,
+      `expected an integer number of bits from ${min} to ${max}, got ${describeInput(value)}.`,
     );
   }
 }
@@ -300,14 +304,14 @@ export function assertNodeFits(layout: Layout, datacenterId: number, workerId: n
   if (!Number.isInteger(datacenterId) || datacenterId < 0 || datacenterId > layout.maxDatacenterId) {
     throw new SnowflakeConfigError(
       'datacenterId',
-      `${String(datacenterId)} does not fit ${layout.datacenterBits} datacenter bits (0 to ${layout.maxDatacenterId}). ` +
+      `${describeInput(datacenterId)} does not fit ${layout.datacenterBits} datacenter bits (0 to ${layout.maxDatacenterId}). ` +
         'Pick a smaller ID or give the layout more `datacenterBits`.',
     );
   }
   if (!Number.isInteger(workerId) || workerId < 0 || workerId > layout.maxWorkerId) {
     throw new SnowflakeConfigError(
       'workerId',
-      `${String(workerId)} does not fit ${layout.workerBits} worker bits (0 to ${layout.maxWorkerId}). ` +
+      `${describeInput(workerId)} does not fit ${layout.workerBits} worker bits (0 to ${layout.maxWorkerId}). ` +
         'Pick a smaller ID or give the layout more `workerBits`.',
     );
   }

@@ -1,3 +1,4 @@
+import { describeInput, kindOf } from '../core/describe-input.js';
 import { SnowflakeConfigError } from '../core/errors.js';
 import { InvalidSnowflakeTextError } from './form.errors.js';
 
@@ -16,7 +17,7 @@ export function checkPrefix(option: string, prefix: unknown): string {
     throw new SnowflakeConfigError(
       option,
       `expected 1 to 63 lower-case letters, digits or underscores, starting with a letter and not ending with an ` +
-        `underscore, such as 'user' or 'ord' (the separator \`_\` is added); got ${JSON.stringify(prefix)}.`,
+        `underscore, such as 'user' or 'ord' (the separator \`_\` is added); got ${describeInput(prefix)}.`,
     );
   }
   return `${prefix}_`;
@@ -31,11 +32,8 @@ export function checkPrefix(option: string, prefix: unknown): string {
  */
 export function checkShape(text: unknown, head: string, bodyLength: number | undefined, form: string): string {
   if (typeof text !== 'string') {
-    throw new InvalidSnowflakeTextError(
-      String(text),
-      form,
-      `expected a string in the ${form} form, got ${typeof text}.`,
-    );
+    // The value as given: converting it would run a client's toString (or a Proxy's trap) and could throw a TypeError.
+    throw new InvalidSnowflakeTextError(text, form, `expected a string in the ${form} form, got ${kindOf(text)}.`);
   }
   for (let i = 0; i < head.length; i++) {
     if (text[i] !== head[i]) {

@@ -1,4 +1,5 @@
-import { systemClock, type Clock } from '../core/clock.js';
+import { describeInput } from '../core/describe-input.js';
+import { checkClock, readNow, systemClock, type Clock } from '../core/clock.js';
 import { SnowflakeConfigError } from '../core/errors.js';
 import type { SnowflakeIdForm } from '../core/id-form.js';
 import { resolveLayout, type Layout, type LayoutOptions, type LayoutPresetName } from '../core/layout.js';
@@ -17,7 +18,7 @@ import {
 import { FeistelPermutation } from './feistel.js';
 import { InvalidPublicIdError } from './form.errors.js';
 import { checkPrefix, checkShape } from './prefix.js';
-import { deriveKeys, type DerivedKey } from './public-id.keys.js';
+import { deriveKeys, type KeyRing } from './public-id.keys.js';
 import { checkId } from './radix.form.js';
 
 /**
@@ -48,6 +49,13 @@ export interface PublicIdOptions {
    * value is refused. `Infinity` turns the check off. @default 60000
    */
   maxFutureMs?: number;
+  /**
+   * Also read the public IDs that versions before the key covered the layout wrote (their key was derived from the
+   * prefix, alphabet and widths only). They keep their key tag, so each public ID is read by one derivation, and the
+   * bound on forgeries stays as it is; but such an old public ID is read by any app with the same key and prefix,
+   * whatever its layout. Set `false` once they are out of circulation. @default true
+   */
+  readLegacyIds?: boolean;
 }
 
 /**
@@ -68,6 +76,7 @@ const PUBLIC_ID_KEYS: readonly string[] = Object.keys({
   prefix: 0,
   checkBits: 0,
   maxFutureMs: 0,
+  readLegacyIds: 0,
 } satisfies Record<keyof PublicIdOptions, 0>);
 
 const ALPHABETS: Readonly<Record<string, Alphabet>> = { base32: BASE32, base62: BASE62 };
@@ -140,7 +149,7 @@ export function createPublicIdForm(options: PublicIdOptions, layout: Layout, clo
   if (alphabet === undefined) {
     throw new SnowflakeConfigError(
       at('alphabet'),
-      `expected 'base32' or 'base62', got ${JSON.stringify(alphabetName)}.`,
+      `expected 'base32' or 'base62', got ${describeInput(alphabetName)}.`,
     );
   }
   const head = checkPrefix(at('prefix'), options.prefix);
@@ -149,7 +158,7 @@ export function createPublicIdForm(options: PublicIdOptions, layout: Layout, clo
   if (!Number.isInteger(checkBits) || checkBits < 0 || checkBits > MAX_CHECK_BITS) {
     throw new SnowflakeConfigError(
       at('checkBits'),
-      `expected an integer from 0 to ${MAX_CHECK_BITS}, got ${String(checkBits)}.`,
+      `expected an integer from 0 to ${MAX_CHECK_BITS}, got ${describeInput(checkBits)}.`,
     );
   }
   // At most 63 + 32 bits: within the permutation's 96.
@@ -158,16 +167,30 @@ export function createPublicIdForm(options: PublicIdOptions, layout: Layout, clo
   if (typeof maxFutureMs !== 'number' || Number.isNaN(maxFutureMs) || maxFutureMs < 0) {
     throw new SnowflakeConfigError(
       at('maxFutureMs'),
-      `expected a non-negative number of milliseconds (Infinity turns the time check off), got ${String(maxFutureMs)}.`,
+      `expected a non-negative number of milliseconds (Infinity turns the time check off), got ${describeInput(maxFutureMs)}.`,
     );
   }
-  if (clock === null || typeof clock !== 'object' || typeof clock.now !== 'function') {
-    throw new SnowflakeConfigError('clock', 'expected an object with a now() method.');
+  const readLegacyIds = options.readLegacyIds ?? true;
+  if (typeof readLegacyIds !== 'boolean') {
+    throw new SnowflakeConfigError(at('readLegacyIds'), `expected true or false, got ${describeInput(readLegacyIds)}.`);
   }
+  checkClock(clock);
   const digits = new FixedWidthDigits(alphabet, blockBits);
-  const domain = `${alphabet.name}/${head}/${idBits}/${checkBits}`;
-  const keys = deriveKeys(at('keys'), options.keys, alphabet, domain);
+  const widths = `${alphabet.name}/${head}/${idBits}/${checkBits}`;
+  const keys = deriveKeys(at('keys'), options.keys, alphabet, {
+    bound: `${widths}/${layoutDomain(layout)}`,
+    legacy: readLegacyIds ? widths : undefined,
+  });
   return new PublicIds(alphabet, head, digits, keys, checkBits, layout, clock, maxFutureMs);
+}
+
+/**
+ * Every field of the layout, epoch and time unit included: two layouts that differ in any of them give an ID's bits
+ * another meaning, so a public ID of one must not read as an ID of the other.
+ */
+function layoutDomain(layout: Layout): string {
+  const { epoch, timeUnitMs, timestampBits, datacenterBits, workerBits, sequenceBits, shardBits } = layout;
+  return `layout/${epoch}/${timeUnitMs}/${timestampBits}/${datacenterBits}/${workerBits}/${sequenceBits}/${shardBits}`;
 }
 
 /** The fewest check bits, at least {@link DEFAULT_MIN_CHECK_BITS}, that leave no bit of the last character unused. */
@@ -180,8 +203,11 @@ class PublicIds implements PublicIdForm {
   readonly length: number;
   readonly pattern: string;
   private readonly writer: { tag: string; permutation: FeistelPermutation };
-  /** Tag value → the permutation of the key with that tag. */
-  private readonly readers = new Map<number, FeistelPermutation>();
+  /**
+   * Tag value → the permutations that read it: one, unless a key's legacy tag is another key's current one (the
+   * value is then read by whichever of the two finds its check bits zero).
+   */
+  private readonly readers = new Map<number, FeistelPermutation[]>();
   private readonly checkMask: bigint;
   private readonly shift: bigint;
   private readonly timestampShift: bigint;
@@ -190,14 +216,18 @@ class PublicIds implements PublicIdForm {
     private readonly alphabet: Alphabet,
     private readonly head: string,
     private readonly digits: FixedWidthDigits,
-    keys: readonly DerivedKey[],
+    keys: KeyRing,
     readonly checkBits: number,
     private readonly layout: Layout,
     private readonly clock: Clock,
     private readonly maxFutureMs: number,
   ) {
-    for (const key of keys) this.readers.set(key.tag, new FeistelPermutation(key.aesKey, digits.bits));
-    this.writer = { tag: alphabet.digits[keys[0].tag], permutation: this.readers.get(keys[0].tag)! };
+    const writer = new FeistelPermutation(keys.writer.aesKey, digits.bits);
+    this.writer = { tag: alphabet.digits[keys.writer.tag], permutation: writer };
+    for (const key of keys.readers) {
+      const permutation = key === keys.writer ? writer : new FeistelPermutation(key.aesKey, digits.bits);
+      this.readers.set(key.tag, [...(this.readers.get(key.tag) ?? []), permutation]);
+    }
     this.length = head.length + 1 + digits.width;
     // Any digit as the key tag, not only the configured keys' tags: the document stays the same across a key
     // rotation, and a client checking texts against it does not refuse the IDs of a key added later.
@@ -218,13 +248,17 @@ class PublicIds implements PublicIdForm {
     const code = text.charCodeAt(at);
     const tag = code < 128 ? this.alphabet.values[code] : -1;
     if (tag < 0) throw notADigit(text, this.alphabet, this.name, at);
-    const permutation = this.readers.get(tag);
-    if (permutation === undefined) throw new InvalidPublicIdError(text, 'key');
-    const block = permutation.decrypt(this.digits.decode(text, at + 1, this.name));
-    if ((block & this.checkMask) !== 0n) throw new InvalidPublicIdError(text, 'check');
-    const id = block >> this.shift;
-    const issuedAt = this.layout.epoch + Number(id >> this.timestampShift) * this.layout.timeUnitMs;
-    if (issuedAt > this.clock.now() + this.maxFutureMs) throw new InvalidPublicIdError(text, 'check');
-    return id;
+    const permutations = this.readers.get(tag);
+    if (permutations === undefined) throw new InvalidPublicIdError(text, 'key');
+    const value = this.digits.decode(text, at + 1, this.name);
+    const latest = readNow(this.clock) + this.maxFutureMs;
+    for (const permutation of permutations) {
+      const block = permutation.decrypt(value);
+      if ((block & this.checkMask) !== 0n) continue;
+      const id = block >> this.shift;
+      const issuedAt = this.layout.epoch + Number(id >> this.timestampShift) * this.layout.timeUnitMs;
+      if (issuedAt <= latest) return id;
+    }
+    throw new InvalidPublicIdError(text, 'check');
   }
 }

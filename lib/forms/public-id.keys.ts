@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import { kindOf } from '../core/describe-input.js';
 import { SnowflakeConfigError } from '../core/errors.js';
 import type { Alphabet } from './alphabet.js';
 
@@ -6,8 +7,8 @@ import type { Alphabet } from './alphabet.js';
 export const MIN_KEY_BYTES = 16;
 
 /**
- * One configured key: its tag (the character that opens every public ID it writes) and the AES key of its
- * permutation, both derived from the secret with HMAC-SHA256 under labels of their own.
+ * One permutation a configured key reads or writes with: its tag (the character that opens every public ID it writes)
+ * and the AES key of its permutation, both derived from the secret with HMAC-SHA256 under labels of their own.
  *
  * @internal
  */
@@ -17,14 +18,35 @@ export interface DerivedKey {
   readonly aesKey: Buffer;
 }
 
+/** What a form writes with and reads with. @internal */
+export interface KeyRing {
+  /** The first key's permutation bound to the layout. */
+  readonly writer: DerivedKey;
+  /** Every key's bound permutation, then (when legacy IDs are read) every key's legacy one. */
+  readonly readers: readonly DerivedKey[];
+}
+
 /**
- * Derives each key's tag and AES key. The AES key also depends on the form's domain (prefix, alphabet, widths), so
- * that one secret used for two forms gives unrelated public IDs.
+ * What a form's AES keys are derived from: `bound` names everything that gives a public ID its meaning (alphabet,
+ * prefix, widths and the whole layout, epoch included), so that one secret used by two forms or two layouts gives
+ * unrelated public IDs. `legacy`, when given, is the domain of earlier versions (alphabet, prefix and widths only),
+ * whose public IDs are then read too.
+ *
+ * @internal
+ */
+export interface KeyDomains {
+  readonly bound: string;
+  readonly legacy?: string;
+}
+
+/**
+ * Derives each key's tags and AES keys. A key writes under the tag earlier versions derived moved on by half the
+ * alphabet, so that a public ID's tag says which derivation wrote it and none is read by two permutations of one key.
  *
  * @throws SnowflakeConfigError naming `<option>[i]` for a key too short, not a string or bytes, or whose tag is
  *   another key's
  */
-export function deriveKeys(option: string, keys: unknown, alphabet: Alphabet, domain: string): DerivedKey[] {
+export function deriveKeys(option: string, keys: unknown, alphabet: Alphabet, domains: KeyDomains): KeyRing {
   if (!Array.isArray(keys) || keys.length === 0) {
     throw new SnowflakeConfigError(
       option,
@@ -32,12 +54,14 @@ export function deriveKeys(option: string, keys: unknown, alphabet: Alphabet, do
         '`openssl rand -base64 32`); the first writes public IDs, all of them read.',
     );
   }
-  const derived: DerivedKey[] = [];
+  const radix = alphabet.digits.length;
+  const bound: DerivedKey[] = [];
+  const legacy: DerivedKey[] = [];
   keys.forEach((key: unknown, i) => {
     const path = `${option}[${i}]`;
     const secret = typeof key === 'string' ? Buffer.from(key, 'utf8') : key instanceof Uint8Array ? key : undefined;
     if (secret === undefined) {
-      throw new SnowflakeConfigError(path, `expected a string or a Uint8Array, got ${typeof key}.`);
+      throw new SnowflakeConfigError(path, `expected a string or a Uint8Array, got ${kindOf(key)}.`);
     }
     if (secret.length < MIN_KEY_BYTES) {
       throw new SnowflakeConfigError(
@@ -46,19 +70,26 @@ export function deriveKeys(option: string, keys: unknown, alphabet: Alphabet, do
           '`openssl rand -base64 32`.',
       );
     }
-    const tag = hmac(secret, 'nestjs-snowflake/public-id/tag')[0] % alphabet.digits.length;
-    const same = derived.findIndex((other) => other.tag === tag);
+    const legacyTag = hmac(secret, 'nestjs-snowflake/public-id/tag')[0] % radix;
+    const tag = (legacyTag + Math.floor(radix / 2)) % radix;
+    const same = bound.findIndex((other) => other.tag === tag);
     if (same >= 0) {
       throw new SnowflakeConfigError(
         path,
         `its key tag ${JSON.stringify(alphabet.digits[tag])} is the tag of ${option}[${same}] (the same key twice, ` +
-          `or a 1 in ${alphabet.digits.length} coincidence): public IDs name their key by the tag, so generate ` +
-          'another key for the newer of the two.',
+          `or a 1 in ${radix} coincidence): public IDs name their key by the tag, so generate another key for the ` +
+          'newer of the two.',
       );
     }
-    derived.push({ tag, aesKey: hmac(secret, `nestjs-snowflake/public-id/aes-128/${domain}`).subarray(0, 16) });
+    bound.push({ tag, aesKey: hmac(secret, `nestjs-snowflake/public-id/v2/aes-128/${domains.bound}`).subarray(0, 16) });
+    if (domains.legacy !== undefined) {
+      legacy.push({
+        tag: legacyTag,
+        aesKey: hmac(secret, `nestjs-snowflake/public-id/aes-128/${domains.legacy}`).subarray(0, 16),
+      });
+    }
   });
-  return derived;
+  return { writer: bound[0], readers: [...bound, ...legacy] };
 }
 
 function hmac(secret: Uint8Array, label: string): Buffer {

@@ -1,3 +1,4 @@
+import { describeInput } from '../core/describe-input.js';
 import { InvalidSnowflakeError, SnowflakeConfigError } from '../core/errors.js';
 import type { SnowflakeIdForm } from '../core/id-form.js';
 import { rejectUnknownKeys } from '../core/option-checks.js';
@@ -127,7 +128,7 @@ function checkOptions(options: TextFormOptions): { head: string; bits: number } 
   if (!Number.isInteger(bits) || bits < 1 || bits > 64) {
     throw new SnowflakeConfigError(
       'bits',
-      `expected the number of bits of the IDs, from 1 to 64 (a layout's \`totalBits\`), got ${String(bits)}.`,
+      `expected the number of bits of the IDs, from 1 to 64 (a layout's \`totalBits\`), got ${describeInput(bits)}.`,
     );
   }
   return { head: checkPrefix('prefix', options.prefix), bits };

@@ -1,5 +1,6 @@
-import { GraphQLError, GraphQLScalarType, Kind, print, type ValueNode } from 'graphql';
+import { GraphQLError, GraphQLScalarType, Kind, type ValueNode } from 'graphql';
 import { parseId } from '../core/codec.js';
+import { kindOf } from '../core/describe-input.js';
 import { InvalidSnowflakeError } from '../core/errors.js';
 import type { SnowflakeIdForm } from '../core/id-form.js';
 import type { Layout } from '../core/layout.js';
@@ -80,27 +81,34 @@ export class SnowflakeScalarCodec {
       if (this.form !== undefined) throw this.notText(value);
       return parseId(value, this.layout());
     }
-    throw new InvalidSnowflakeError(value, this.expected(value === null ? 'null' : typeof value));
+    throw new InvalidSnowflakeError(value, this.expected(kindOf(value)));
   }
 
   /** A value written in the query itself → a bigint of the layout. */
   parseLiteral(node: ValueNode): bigint {
     if (node.kind === Kind.STRING) return this.parseText(node.value);
     if (node.kind === Kind.INT) {
-      if (this.form !== undefined) throw this.notText(node.value);
+      if (this.form !== undefined) throw this.notText(node.value, 'an int value');
       // The literal's digits are exact, but the same ID in a variable would already be rounded by JSON: one rule for
       // both, so that clients learn to write large IDs as strings.
       return parseId(Number(node.value), this.layout());
     }
-    throw new InvalidSnowflakeError(print(node), this.expected(node.kind.toLowerCase().replace('value', ' value')));
+    // Named by its kind, never printed: a list literal of a megabyte would be printed in full only to be cut.
+    const shown =
+      node.kind === Kind.FLOAT || node.kind === Kind.ENUM || node.kind === Kind.BOOLEAN
+        ? node.value
+        : node.kind === Kind.NULL
+          ? null
+          : node;
+    throw new InvalidSnowflakeError(shown, this.expected(node.kind.toLowerCase().replace('value', ' value')));
   }
 
   private parseText(text: string): bigint {
     return parseId(this.form === undefined ? text : this.form.parse(text), this.layout());
   }
 
-  private notText(value: unknown): InvalidSnowflakeError {
-    return new InvalidSnowflakeError(value, `expected a string in the ${this.form!.name} form, not a number.`);
+  private notText(value: unknown, kind = kindOf(value)): InvalidSnowflakeError {
+    return new InvalidSnowflakeError(value, `expected a string in the ${this.form!.name} form, got ${kind}.`);
   }
 
   private expected(got: string): string {

@@ -1,5 +1,6 @@
 import { HttpStatus, Inject, Injectable, Optional, type ArgumentMetadata, type PipeTransform } from '@nestjs/common';
 import { HttpErrorByCode, type ErrorHttpStatusCode } from '@nestjs/common/utils/http-error-by-code.util.js';
+import { kindOf } from '../core/describe-input.js';
 import { InvalidSnowflakeError } from '../core/errors.js';
 import type { SnowflakeIdForm } from '../core/id-form.js';
 import { rejectUnknownKeys } from '../core/option-checks.js';
@@ -24,8 +25,9 @@ export interface ParseSnowflakeIdPipeOptions {
    */
   generator?: string;
   /**
-   * The text form string values are read in (`base32Form()`, a public-ID form, …) before the layout is checked;
-   * bigints and numbers are taken as IDs. @default decimal digits
+   * The text form values are read in (`base32Form()`, a public-ID form, …) before the layout is checked. With a form,
+   * only a string in it is read: a number (or any other value) is refused, so that a raw ID never skips an opaque form.
+   * @default decimal digits, a safe-integer number or a bigint
    */
   form?: SnowflakeIdForm;
 }
@@ -68,8 +70,11 @@ export class ParseSnowflakeIdPipe implements PipeTransform<unknown, bigint | nul
     if ((value === undefined || value === null) && this.options.optional === true) return value;
     try {
       const { form } = this.options;
-      const id = form !== undefined && typeof value === 'string' ? form.parse(value) : value;
-      return this.service().decode(id as bigint | string | number).id;
+      if (form === undefined) return this.service().decode(value as bigint | string | number).id;
+      if (typeof value !== 'string') {
+        throw new InvalidSnowflakeError(value, `expected the ${form.name} text of an ID, got ${kindOf(value)}.`);
+      }
+      return this.service().decode(form.parse(value)).id;
     } catch (error) {
       if (!(error instanceof InvalidSnowflakeError)) throw error;
       const message = metadata.data ? `${metadata.data}: ${error.message}` : error.message;

@@ -1,4 +1,5 @@
 import { Module, type DynamicModule, type Provider } from '@nestjs/common';
+import { rejectPrototypeKeys } from '../core/option-checks.js';
 import type { PublicIdForm } from '../forms/public-id.form.js';
 import { IdService } from './id.service.js';
 import { registrationTokens, snowflakeProviders } from './snowflake.providers.js';
@@ -34,6 +35,9 @@ import {
 export class SnowflakeModule extends SnowflakeConfigurableModule {
   /** A registration with options given here. `name` and `isGlobal` shape the module; the rest configure the generator. */
   static forRoot(options: typeof SNOWFLAKE_OPTIONS_TYPE): DynamicModule {
+    // Before Nest's builder copies the options by assignment, which would turn an own `__proto__` key into their
+    // prototype and let the settings read options through it.
+    rejectPrototypeKeys('', options, 'SnowflakeModule.forRoot()');
     const name = registrationName(options?.name);
     return registration(super.forRoot(options), name);
   }

@@ -1,11 +1,12 @@
+import { describeInput } from '../core/describe-input.js';
 import { hostname as osHostname } from 'node:os';
 import { DEFAULTS } from '../core/defaults.js';
-import { systemClock, type Clock } from '../core/clock.js';
+import { checkClock, systemClock, type Clock } from '../core/clock.js';
 import type { WorkerIdSource } from '../worker/worker-source.js';
 import { SnowflakeConfigError } from '../core/errors.js';
 import { assertNodeFits, resolveLayout, type Layout } from '../core/layout.js';
 import { createPublicIdForm, type PublicIdForm } from '../forms/public-id.form.js';
-import { nonNegativeOption, rejectUnknownKeys } from '../core/option-checks.js';
+import { nonNegativeOption, rejectPrototypeKeys, rejectUnknownKeys } from '../core/option-checks.js';
 import { resolveLeaseSettings, type LeaseSettings } from '../lease/lease.settings.js';
 import type { CeilingFileSettings } from '../worker/ceiling-file.source.js';
 import { workerIdFromHostname } from '../worker/static.source.js';
@@ -71,12 +72,17 @@ function resolveIssueSettings(options: SnowflakeModuleOptions | undefined): Snow
   if (options === null || typeof options !== 'object') {
     throw new SnowflakeConfigError('options', 'expected an object, such as { workerId: 1 } or { redis: { url } }.');
   }
+  rejectPrototypeKeys('', options, 'SnowflakeModule');
   rejectUnknownKeys('', options, MODULE_OPTION_KEYS, 'SnowflakeModule');
   const layout = resolveLayout(options.layout);
-  const clock = options.clock ?? systemClock;
-  if (typeof clock.now !== 'function')
-    throw new SnowflakeConfigError('clock', 'expected an object with a now() method.');
+  const clock = checkClock(options.clock ?? systemClock);
   const maxSyncWaitMs = nonNegativeOption('maxSyncWaitMs', options.maxSyncWaitMs, DEFAULTS.maxSyncWaitMs);
+  if (options.requireSafeNumbers !== undefined && typeof options.requireSafeNumbers !== 'boolean') {
+    throw new SnowflakeConfigError(
+      'requireSafeNumbers',
+      `expected true or false, got ${describeInput(options.requireSafeNumbers)}.`,
+    );
+  }
   if (options.requireSafeNumbers === true && layout.totalBits > 53) {
     throw new SnowflakeConfigError(
       'requireSafeNumbers',
@@ -168,7 +174,7 @@ function resolveIssueSettings(options: SnowflakeModuleOptions | undefined): Snow
   if (typeof options.workerId !== 'number') {
     throw new SnowflakeConfigError(
       'workerId',
-      `expected a non-negative integer or 'hostname', got ${JSON.stringify(options.workerId)}.`,
+      `expected a non-negative integer or 'hostname', got ${describeInput(options.workerId)}.`,
     );
   }
   assertNodeFits(layout, datacenterId, options.workerId);
@@ -201,7 +207,7 @@ function resolveCeilingFile(option: string | CeilingFileOptions): CeilingFileSet
   if (typeof given.path !== 'string' || given.path.trim() === '') {
     throw new SnowflakeConfigError(
       typeof option === 'string' ? 'ceilingFile' : 'ceilingFile.path',
-      `expected the path of a file, such as '/var/lib/app/snowflake-worker-3.json', got ${JSON.stringify(given.path)}.`,
+      `expected the path of a file, such as '/var/lib/app/snowflake-worker-3.json', got ${describeInput(given.path)}.`,
     );
   }
   const stepMs = nonNegativeOption('ceilingFile.stepMs', given.stepMs, 5000);

@@ -1,3 +1,5 @@
+import { ANY_64_BITS, parseId } from '../core/codec.js';
+import { describeInput, kindOf } from '../core/describe-input.js';
 import { InvalidSnowflakeError } from '../core/errors.js';
 import type { SnowflakeIdForm } from '../core/id-form.js';
 import type { IdService } from '../module/id.service.js';
@@ -16,32 +18,23 @@ export class UnreadSnowflakeId {
   ) {}
 }
 
-/** More decimal digits than any 64-bit ID has (20) and some leading zeros: longer text is refused before BigInt. */
-const MAX_DECIMAL_TEXT = 40;
-const DIGITS = /^[0-9]+$/;
-
 /**
  * The ID a request value stands for, without the layout check (the transform has no layout; the validator checks
- * it): the text in `form`, or without one a decimal string, a safe-integer number or a bigint. Undefined when the
- * value is none of these.
+ * it): the text in `form`, or without one what `decode()` reads (a decimal string, a safe-integer number or a
+ * bigint; {@link parseId} is the one reading of all of them). Undefined when the value is none of these.
  *
  * @internal
  */
 export function readId(value: unknown, form: SnowflakeIdForm | undefined): bigint | undefined {
-  if (typeof value === 'bigint') return value >= 0n ? value : undefined;
-  if (form !== undefined) {
-    if (typeof value !== 'string') return undefined;
-    try {
-      return form.parse(value);
-    } catch {
-      return undefined;
-    }
+  try {
+    if (form === undefined) return parseId(value, ANY_64_BITS);
+    // A bigint here is what an earlier read left (a DTO built twice); clients send text.
+    if (typeof value === 'bigint') return value >= 0n ? value : undefined;
+    return typeof value === 'string' ? form.parse(value) : undefined;
+  } catch (error) {
+    if (error instanceof InvalidSnowflakeError) return undefined;
+    throw error;
   }
-  if (typeof value === 'string') {
-    return DIGITS.test(value) && value.length <= MAX_DECIMAL_TEXT ? BigInt(value) : undefined;
-  }
-  if (typeof value === 'number') return Number.isSafeInteger(value) && value >= 0 ? BigInt(value) : undefined;
-  return undefined;
 }
 
 /**
@@ -52,35 +45,27 @@ export function readId(value: unknown, form: SnowflakeIdForm | undefined): bigin
  */
 export function idProblem(value: unknown, form: SnowflakeIdForm | undefined, ids: IdService): string | undefined {
   try {
-    if (value instanceof UnreadSnowflakeId) {
-      const { input } = value;
-      if (form !== undefined && typeof input !== 'string') {
-        throw new InvalidSnowflakeError(input, `expected the ${form.name} text of an ID, got ${typeOf(input)}.`);
-      }
-      ids.decode(form === undefined ? (input as bigint | string | number) : form.parse(input as string));
-      // decode() accepts what the transform refused only for decimal text longer than the transform reads (leading
-      // zeros past 40 characters): refused all the same, since the field was never read.
-      return `${describeInput(input)} is too long for an ID.`;
+    const input = isUnread(value) ? value.input : value;
+    if (form !== undefined && typeof input === 'string') {
+      ids.decode(form.parse(input));
+    } else if (form !== undefined && (isUnread(value) || typeof input !== 'bigint')) {
+      throw new InvalidSnowflakeError(input, `expected the ${form.name} text of an ID, got ${kindOf(input)}.`);
+    } else {
+      ids.decode(input as bigint | string | number);
     }
-    if (form !== undefined && typeof value === 'string') {
-      ids.decode(form.parse(value));
-      return undefined;
-    }
-    if (form !== undefined && typeof value !== 'bigint') {
-      throw new InvalidSnowflakeError(value, `expected the ${form.name} text of an ID, got ${typeOf(value)}.`);
-    }
-    ids.decode(value as bigint | string | number);
-    return undefined;
+    // The transform and decode() read by one rule, so this is never reached; if it were, the field holds no ID.
+    return isUnread(value) ? `Invalid snowflake ID ${describeInput(input)}: it could not be read.` : undefined;
   } catch (error) {
     if (error instanceof InvalidSnowflakeError) return error.message;
     throw error;
   }
 }
 
-function typeOf(value: unknown): string {
-  return value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value;
-}
-
-function describeInput(input: unknown): string {
-  return typeof input === 'string' ? JSON.stringify(input) : String(input);
+function isUnread(value: unknown): value is UnreadSnowflakeId {
+  try {
+    return value instanceof UnreadSnowflakeId;
+  } catch {
+    // A revoked Proxy throws on `instanceof`: it is not what the transform left.
+    return false;
+  }
 }

@@ -31,7 +31,8 @@ const KNOWN_KEYS = ['form', 'generator', 'each', 'message', 'groups', 'always', 
 /**
  * The field holds an ID of the app's layout: a bigint or decimal string (or the app's text form) that is not
  * negative, not a number beyond 2^53 (already rounded by JSON), and not wider than the layout. The message names the
- * field and the reason, as `ParseSnowflakeIdPipe` does: `userId: Invalid snowflake ID "12ab": expected …`.
+ * field and the reason, as `ParseSnowflakeIdPipe` does: `userId: Invalid snowflake ID "12ab": expected …`. With
+ * `each: true` the field must be an array (or a Set or Map, as class-validator iterates them): a single ID is refused.
  *
  * The layout is the app's: import `SnowflakeValidationModule` and call
  * `useContainer(app.select(AppModule), { fallbackOnErrors: true })` from class-validator. Without that, the check

@@ -35,6 +35,7 @@ export class SnowflakeIdConstraint implements ValidatorConstraintInterface {
   constructor(@Optional() private readonly moduleRef?: ModuleRef) {}
 
   validate(value: unknown, args: ValidationArguments): boolean {
+    if (notACollection(args)) return false;
     return this.problem(value, args) === undefined;
   }
 
@@ -42,6 +43,8 @@ export class SnowflakeIdConstraint implements ValidatorConstraintInterface {
   defaultMessage(args: ValidationArguments): string {
     const { each } = argsOf(args);
     const value: unknown = args.value;
+    if (notACollection(args))
+      return `${args.property}: expected an array of snowflake IDs, got ${value === null ? 'null' : 'a single value'}.`;
     if (each && Array.isArray(value)) {
       for (const [index, element] of value.entries()) {
         const problem = this.problem(element, args);
@@ -81,6 +84,21 @@ export class SnowflakeIdConstraint implements ValidatorConstraintInterface {
       }
       throw error;
     }
+  }
+}
+
+/**
+ * With `each`, class-validator checks a single value as if it were the only element: the field would then hold an ID
+ * where the DTO declares a list of them.
+ */
+function notACollection(args: ValidationArguments): boolean {
+  if (!argsOf(args).each) return false;
+  const value: unknown = args.value;
+  try {
+    return !Array.isArray(value) && !(value instanceof Set) && !(value instanceof Map);
+  } catch {
+    // A revoked Proxy throws on every question: it is no list of IDs.
+    return true;
   }
 }
 

@@ -74,7 +74,8 @@ describe('npx nestjs-snowflake', () => {
   it('fails a malformed ID with exit code 1 and the reason, a usage mistake with 2 and the usage', async () => {
     const malformed = await run('decode', '12ab', '--json');
     expect(malformed.code).toBe(1);
-    expect(JSON.parse(malformed.stdout)[0].error).toMatch(/Invalid snowflake ID "12ab"/);
+    expect(JSON.parse(malformed.stdout)).toEqual([]);
+    expect(malformed.stderr).toMatch(/Invalid snowflake ID "12ab"/);
     const unknown = await run('explode');
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('unknown command "explode"');
@@ -83,6 +84,61 @@ describe('npx nestjs-snowflake', () => {
     expect(badDate.code).toBe(2);
     expect(badDate.stderr).toContain('--from: not a date');
     expect((await run('--help')).code).toBe(0);
+  });
+
+  it('prints the IDs that decode on stdout and the others on stderr, with exit code 1', async () => {
+    const id = twitter.compose({ timestamp: Date.UTC(2026, 10, 23), workerId: 5 });
+    const { code, stdout, stderr } = await run(
+      'decode',
+      String(id),
+      '12ab',
+      'x'.repeat(100_000),
+      '--layout',
+      'twitter',
+    );
+    expect(code).toBe(1);
+    expect(stdout).toContain(String(id));
+    expect(stdout).not.toContain('Invalid');
+    expect(stderr).toContain('Invalid snowflake ID "12ab"');
+    // The long input is named, not repeated.
+    expect(stderr.length).toBeLessThan(1000);
+  });
+
+  it.each([
+    ['x 2026'],
+    ['foo 1'],
+    ['\u0661\u0662\u0663'],
+    ['2026-02-30'],
+    ['2026-11-23T24:00:00Z'],
+    ['2026-11-23T12:00'],
+    ['1e12'],
+    [' 1764000000000'],
+  ])('refuses the date %j with exit code 2 instead of guessing', async (text) => {
+    const { code, stdout, stderr } = await run('range', '--from', text, '--to', '2026-12-01');
+    expect(code).toBe(2);
+    expect(stdout).toBe('');
+    expect(stderr).toContain('--from: not a date');
+  });
+
+  it('reads ISO 8601 dates, date-times with an offset and Unix milliseconds', async () => {
+    const bounds = async (from: string) =>
+      JSON.parse((await run('range', '--from', from, '--to', '2026-12-01', '--json')).stdout) as { from: string };
+    expect((await bounds('2026-11-23')).from).toBe('2026-11-23T00:00:00.000Z');
+    expect((await bounds('2026-11-23T13:30+01:00')).from).toBe('2026-11-23T12:30:00.000Z');
+    expect((await bounds(String(Date.UTC(2026, 10, 23, 12)))).from).toBe('2026-11-23T12:00:00.000Z');
+  });
+
+  it.each([
+    [['--datacenter', '']],
+    [['--datacenter', '0x10']],
+    [['--datacenter', '1e1']],
+    [['--low-capacity-warning', '']],
+    [['--redis', '']],
+    [['--redis', 'localhost:6379']],
+  ])('refuses %j for leases with exit code 2', async (options) => {
+    const { code, stderr } = await run('leases', '--redis', 'redis://127.0.0.1:1', ...options);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/--(datacenter|low-capacity-warning|redis): expected/);
   });
 
   describe('leases', () => {

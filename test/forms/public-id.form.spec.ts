@@ -84,15 +84,37 @@ describe('publicIdForm', () => {
     // circulation: it needs a new form (another derivation label), never an edit of these values.
     const id = 2125018075706167296n;
     const known = [
-      [{}, ['ehf67ke21tggwe4c', 'e351fr04q46ngd86', 'e37kw060243rrg8m']],
-      [{ alphabet: 'base62' as const }, ['kj1Db7ULipBkZZ', 'kDuKMk1Y3dVbov', 'k2iAMC75P8LH21']],
-      [{ prefix: 'user' }, ['user_e8pegq2pmxj7t3me', 'user_exe4qvnk31gf97yv', 'user_e9n6xqx87xannvnd']],
+      [{}, ['yeqyqzrs5s73yem2', 'yywb1078xv63ndha', 'y8gjgm0hhbmpdymd']],
+      [{ alphabet: 'base62' as const }, ['F48VVrh4jTffts', 'FX4V0Q8hlcwJKJ', 'F7nLNtByzVLjD1']],
+      [{ prefix: 'user' }, ['user_yamp1qqnkbfwqan8', 'user_y7q6kjcjc8w2geye', 'user_y1162r4khsene889']],
     ] as const;
     for (const [options, texts] of known) {
       // The largest ID lies in 2080: read with a clock past it.
       const form = publicIdForm({ keys: [KEY], layout: twitter, clock: FAR_FUTURE, ...options });
       expect([id, 0n, twitter.maxId].map((x) => form.format(x))).toEqual(texts);
       expect(texts.map((text) => form.parse(text))).toEqual([id, 0n, twitter.maxId]);
+    }
+  });
+
+  it('reads the public IDs written before the key covered the layout, until readLegacyIds is false', () => {
+    // Known answers of the derivation without the layout, under the tag it gave: what earlier versions wrote.
+    const id = 2125018075706167296n;
+    const legacy = [
+      [{}, ['ehf67ke21tggwe4c', 'e351fr04q46ngd86', 'e37kw060243rrg8m']],
+      [{ alphabet: 'base62' as const }, ['kj1Db7ULipBkZZ', 'kDuKMk1Y3dVbov', 'k2iAMC75P8LH21']],
+      [{ prefix: 'user' }, ['user_e8pegq2pmxj7t3me', 'user_exe4qvnk31gf97yv', 'user_e9n6xqx87xannvnd']],
+    ] as const;
+    for (const [options, texts] of legacy) {
+      const form = publicIdForm({ keys: [KEY], layout: twitter, clock: FAR_FUTURE, ...options });
+      expect(texts.map((text) => form.parse(text))).toEqual([id, 0n, twitter.maxId]);
+      const strict = publicIdForm({
+        keys: [KEY],
+        layout: twitter,
+        clock: FAR_FUTURE,
+        readLegacyIds: false,
+        ...options,
+      });
+      for (const text of texts) expect(rejection(() => strict.parse(text))).toMatchObject({ reason: 'key' });
     }
   });
 

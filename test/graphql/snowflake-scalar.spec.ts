@@ -112,8 +112,8 @@ describe('createSnowflakeScalar with a form', () => {
   });
 
   it('refuses numbers, which are no text of the form', () => {
-    expect(thrown(() => scalar.parseValue(12)).message).toContain('expected a string in the hex form, not a number');
-    expect(thrown(() => scalar.parseLiteral(literal('12'))).message).toContain('in the hex form, not a number');
+    expect(thrown(() => scalar.parseValue(12)).message).toContain('expected a string in the hex form, got number');
+    expect(thrown(() => scalar.parseLiteral(literal('12'))).message).toContain('in the hex form, got an int value');
   });
 });
 

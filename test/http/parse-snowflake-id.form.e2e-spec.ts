@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { Controller, Get, Module, Param, Query, type INestApplication } from '@nestjs/common';
+import { Body, Controller, Get, Module, Param, Post, Query, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import type { Server } from 'node:http';
 import request from 'supertest';
@@ -35,6 +35,11 @@ class ItemsController {
 
   @Get('public/:id')
   byPublicId(@Param('id', new ParseSnowflakeIdPipe({ form: appPublicIdForm() })) id: bigint) {
+    return { id: String(id) };
+  }
+
+  @Post('public')
+  byPublicIdInBody(@Body('id', new ParseSnowflakeIdPipe({ form: appPublicIdForm() })) id: bigint) {
     return { id: String(id) };
   }
 
@@ -133,5 +138,35 @@ describe('ParseSnowflakeIdPipe with a form, in a booted app', () => {
     await request(server)
       .get(`/public/${String(id)}`)
       .expect(400);
+  });
+
+  it('refuses a raw ID sent as a JSON number, which would skip the form, with 400 as for its string', async () => {
+    const small = ids.next();
+    const asNumber = await request(server)
+      .post('/public')
+      .send({ id: Number(small) })
+      .expect(400);
+    expect(asNumber.body).toMatchObject({ type: 'InvalidSnowflakeError' });
+    expect(asNumber.body.message).toContain('expected the public text of an ID, got number');
+    await request(server)
+      .post('/public')
+      .send({ id: String(small) })
+      .expect(400);
+    await request(server)
+      .post('/public')
+      .send({ id: ids.toPublicId(small) })
+      .expect(201, { id: String(small) });
+    const pipe = new ParseSnowflakeIdPipe({ form: users });
+    for (const value of [Number(small), small, [users.format(small)], { toString: () => users.format(small) }]) {
+      expect(() => pipe.transform(value, { type: 'body' })).toThrow(expect.objectContaining({ status: 400 }) as Error);
+    }
+  });
+
+  it('answers a huge array with a short message', async () => {
+    const response = await request(server)
+      .post('/public')
+      .send({ id: Array.from({ length: 20_000 }, () => 1) })
+      .expect(400);
+    expect(response.body.message.length).toBeLessThan(300);
   });
 });
