@@ -132,7 +132,8 @@ function downReason(
     return {
       reason: 'settling',
       message:
-        `Redis lost the data of namespace "${lease.namespace}" (restart, failover, flush or deleted keys), and this ` +
+        `Redis may have lost the data of namespace "${lease.namespace}" (restart, failover, flush, rollback or deleted ` +
+        'keys), and this ' +
         `instance could not take its worker ID back in time: it claims one once the namespace has settled, in ` +
         `${lease.settlingInMs ?? '?'} ms.`,
     };

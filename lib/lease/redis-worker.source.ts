@@ -231,8 +231,9 @@ export class RedisWorkerSource implements WorkerIdSource, ObservesRenewals {
       observe(outcome.kind === 'ok' ? 'renewed' : 'recovered');
       if (outcome.kind === 'recovered') {
         this.context!.logger.warn(
-          `Redis lost the data of namespace "${this.settings.namespace}" (restart, failover, flush or deleted keys); ` +
-            `worker ID ${lease.workerId} was taken back into the new data with its ceiling, and IDs kept flowing`,
+          `Redis may have lost the data of namespace "${this.settings.namespace}": another Redis process serves it ` +
+            '(a restart or failover), its data came from elsewhere, or keys of it are gone or rolled back; worker ID ' +
+            `${lease.workerId} was taken back into the current data with its ceiling, and IDs kept flowing`,
         );
       }
       const failures = this.renewalBackoff.failuresInARow;
