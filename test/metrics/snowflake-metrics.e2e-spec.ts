@@ -12,6 +12,7 @@ import { SnowflakeModule } from '../../lib/module/snowflake.module.js';
 import { testMeterProvider, type Collected } from '../support/metric-reader.js';
 import { RedisServer } from '../support/redis-server.js';
 import { sleep } from '../support/time.js';
+import { SETTLE_AFTER_LOSS_MS } from '../../lib/lease/lease.contract.js';
 
 const quiet: LoggerService = { log() {}, error() {}, warn() {}, debug() {}, verbose() {} };
 const TTL_MS = 1500;
@@ -170,7 +171,7 @@ describe('SnowflakeMetricsModule with a Redis lease (real redis-server)', () => 
     const back = await collectUntil(
       collect,
       (c) => c.value('snowflake.lease.state', { 'snowflake.lease.state': 'held' }) === 1,
-      4 * TTL_MS + 5000,
+      SETTLE_AFTER_LOSS_MS + 4 * TTL_MS + 5000,
       'the lease to be held again',
     );
     expect(back.value('snowflake.worker.switches')).toBeGreaterThanOrEqual(1);

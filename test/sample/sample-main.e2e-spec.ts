@@ -16,8 +16,8 @@ import { tempDirectory } from './sample-app.harness.js';
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const MAIN = join(root, 'sample-app/dist/src/main.js');
 const TTL_MS = 1000;
-/** Loading Nest, TypeORM and Prisma on a busy 2-core machine, plus one TTL of settling in a fresh namespace. */
-const START_TIMEOUT_MS = 30_000;
+/** Loading Nest, TypeORM and Prisma on a busy 2-core machine, plus the 12 s of settling of a fresh namespace. */
+const START_TIMEOUT_MS = 40_000;
 /** Shutdown closes the HTTP server, the databases and Redis, and releases the lease: well under this. */
 const EXIT_TIMEOUT_MS = 5_000;
 
