@@ -3,6 +3,7 @@ import type { INestApplication } from '@nestjs/common';
 import { IdService } from 'nestjs-snowflake';
 import { RedisServer } from '../support/redis-server.js';
 import { http, startSampleApp, tempDirectory } from './sample-app.harness.js';
+import { SETTLE_AFTER_LOSS_MS } from '../../lib/lease/lease.contract.js';
 
 const TTL_MS = 1500;
 
@@ -95,7 +96,7 @@ describe('sample app /health while its Redis goes away and comes back', () => {
     expect(insert.body).toMatchObject({ type: 'WorkerUnavailableError' });
 
     await redis.restart();
-    const up = await pollHealth(app, (status) => status === 200, 4 * TTL_MS + 3000);
+    const up = await pollHealth(app, (status) => status === 200, SETTLE_AFTER_LOSS_MS + 4 * TTL_MS + 3000);
     expect(up.details.snowflake).toMatchObject({ status: 'up', leaseState: 'held', renewalFailures: 0 });
 
     const next = (await http(app).get('/ids/next').expect(200)).body as { workerId: number };
