@@ -12,7 +12,7 @@ const TEST = fileURLToPath(new URL('.', import.meta.url));
 const LIB = fileURLToPath(new URL('../lib/', import.meta.url));
 
 /** Directories of the test tree that test something other than a `lib/` folder. */
-const NOT_MIRRORED = new Set(['support', 'chaos', 'sample', 'readme', 'fixtures', 'generated']);
+const NOT_MIRRORED = new Set(['support', 'chaos', 'sample', 'readme', 'fixtures', 'generated', 'fuzz', 'sim']);
 
 /** What reaching outside the Jest process looks like in a test's imports and calls. */
 const OUTSIDE = [

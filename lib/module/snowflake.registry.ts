@@ -36,9 +36,12 @@ export class SnowflakeRegistry {
     return this.services.find((service) => service.name === name);
   }
 
-  /** The names registered, in build order, each once. */
+  /**
+   * The names registered, each once, sorted: the order in which registrations finish building depends on their
+   * worker sources (a lock on disk, a Redis claim), so messages that list them must not.
+   */
   names(): string[] {
-    return [...new Set(this.services.map((service) => service.name))];
+    return [...new Set(this.services.map((service) => service.name))].sort();
   }
 }
 
