@@ -1,11 +1,7 @@
 /**
- * The lease's lifecycle as one value. Only the coordinator (RedisWorkerSource) changes it; "fenced" is not a phase
- * but derived from time: a held lease is fenced once the monotonic clock reaches its `fenceAt`.
- *
- *   idle ─start→ claiming ─→ held ─renewal: lost→ lost ─re-claim→ held
- *                  │  ↑        │ └─clock back→ switching ─re-claim→ held
- *                  ↓  │        └─stop→ released
- *                settling      (any phase) ─stop→ released
+ * The lease's lifecycle as one value. Only the coordinator (RedisWorkerSource) changes it, and only through
+ * {@link transition}, which allows exactly the moves of {@link PHASE_TRANSITIONS}; "fenced" is not a phase but derived
+ * from time: a held lease is fenced once the monotonic clock reaches its `fenceAt`.
  */
 
 /** A lease this process holds. Times named `…Ms` are the holder's ID-time (the generator's wall clock). */
@@ -49,4 +45,50 @@ export type LeasePhase =
 /** Whether a held lease may have lapsed: its fence time has come. */
 export function isFenced(lease: HeldLease, monoNow: number): boolean {
   return monoNow >= lease.fenceAt;
+}
+
+export type PhaseName = LeasePhase['name'];
+
+/**
+ * Every move the lease may make, and why; any other is a bug in the coordinator. The README's diagram is generated
+ * from this table ({@link phaseDiagram}) and a test holds the two equal.
+ */
+export const PHASE_TRANSITIONS: Readonly<Record<PhaseName, Readonly<Partial<Record<PhaseName, string>>>>> = {
+  idle: { claiming: 'start', released: 'stop' },
+  claiming: {
+    settling: 'the namespace settles',
+    held: 'claim confirmed, floor passed',
+    idle: 'bootstrap failed',
+    released: 'stop',
+  },
+  settling: {
+    settling: 'still settling',
+    claiming: 'settling over',
+    idle: 'bootstrap failed',
+    released: 'stop',
+  },
+  held: { lost: 'renewal: lost', switching: 'clock back beyond the tolerance', released: 'stop' },
+  lost: { settling: 'the namespace settles', held: 're-claimed', released: 'stop' },
+  switching: { settling: 'the namespace settles', held: 're-claimed', released: 'stop' },
+  released: {},
+};
+
+/** The next phase, when the table allows the move. @throws Error naming the move otherwise */
+export function transition(from: LeasePhase, to: LeasePhase): LeasePhase {
+  if (PHASE_TRANSITIONS[from.name][to.name] === undefined) {
+    throw new Error(`lease phase ${from.name} → ${to.name} is not an allowed transition`);
+  }
+  return to;
+}
+
+/** The phase machine as a Mermaid state diagram, one line per allowed move (self-moves left out). */
+export function phaseDiagram(): string {
+  const lines = ['stateDiagram-v2', '    [*] --> idle'];
+  for (const [from, moves] of Object.entries(PHASE_TRANSITIONS)) {
+    for (const [to, why] of Object.entries(moves)) {
+      if (to !== from) lines.push(`    ${from} --> ${to}: ${why}`);
+    }
+  }
+  lines.push('    released --> [*]');
+  return lines.join('\n');
 }

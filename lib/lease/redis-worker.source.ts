@@ -12,7 +12,7 @@ import { leaseKeys, type LeaseKeys } from './lease.keys.js';
 import { SETTLE_AFTER_LOSS_MS } from './lease.contract.js';
 import { leaseBackoff, nextRenewalInMs } from './lease.math.js';
 import { permittedCeiling } from './lease.permit.js';
-import { isFenced, type HeldLease, type LeasePhase } from './lease.phase.js';
+import { isFenced, transition, type HeldLease, type LeasePhase } from './lease.phase.js';
 import { describeLease, type LeaseStatus } from './lease.status.js';
 import { GiveBack, message } from './give-back.js';
 import { LeaseRounds, describeLoss } from './lease.rounds.js';
@@ -91,7 +91,7 @@ export class RedisWorkerSource implements WorkerIdSource, ObservesRenewals {
   async start(context: WorkerSourceContext): Promise<WorkerAssignment> {
     this.context = context;
     this.clocks = bothClocks(context.clock);
-    this.phase = { name: 'claiming' };
+    this.moveTo({ name: 'claiming' });
     const started = this.clocks.monotonicNow();
     const backend = await this.openBackend(this.settings, this.keys);
     this.backend = backend;
@@ -132,7 +132,8 @@ export class RedisWorkerSource implements WorkerIdSource, ObservesRenewals {
       );
       return this.assignment(lease);
     } catch (error) {
-      this.phase = { name: 'idle' };
+      // A stop during the bootstrap claim leaves it released.
+      if (!this.isStopped()) this.moveTo({ name: 'idle' });
       this.uncount();
       await backend.close();
       throw error;
@@ -144,7 +145,7 @@ export class RedisWorkerSource implements WorkerIdSource, ObservesRenewals {
   async stop(lastTimestamp: number): Promise<void> {
     if (this.isStopped()) return;
     const lease = this.heldLease();
-    this.phase = { name: 'released' };
+    this.moveTo({ name: 'released' });
     this.renewal.stop();
     this.sleeper.cancelAll();
     this.waiters.rejectAll(new WorkerUnavailableError('stopped'));
@@ -163,7 +164,7 @@ export class RedisWorkerSource implements WorkerIdSource, ObservesRenewals {
     if (this.phase.name === 'switching' || this.phase.name === 'lost' || this.phase.name === 'settling') return true;
     const previous = this.heldLease();
     if (previous === undefined) return false;
-    this.phase = { name: 'switching' };
+    this.moveTo({ name: 'switching' });
     this.context!.reassign(null);
     const lastMs = this.toMs(lastTimestamp);
     previous.untrack(lastMs);
@@ -266,7 +267,7 @@ export class RedisWorkerSource implements WorkerIdSource, ObservesRenewals {
 
   /** The lease is gone or taken: stop issuing at once, leave a note of the last timestamp, re-claim. */
   private async handleLoss(lease: HeldLease, reason: string): Promise<void> {
-    this.phase = { name: 'lost' };
+    this.moveTo({ name: 'lost' });
     const lastMs = this.toMs(this.context!.lastTimestamp());
     lease.untrack(lastMs);
     this.context!.reassign(null, 'lost');
@@ -306,7 +307,7 @@ export class RedisWorkerSource implements WorkerIdSource, ObservesRenewals {
 
   /** Enters `held` with a confirmed lease and starts its renewals. */
   private hold(lease: HeldLease): void {
-    this.phase = { name: 'held', lease };
+    this.moveTo({ name: 'held', lease });
     this.renewalBackoff.reset();
     this.lastRenewalAt = this.clocks.now();
     this.lastError = null;
@@ -332,7 +333,7 @@ export class RedisWorkerSource implements WorkerIdSource, ObservesRenewals {
   private settling(untilMono: number | null): void {
     if (this.isStopped()) return;
     if (untilMono === null) {
-      if (this.phase.name === 'settling') this.phase = { name: 'claiming' };
+      if (this.phase.name === 'settling') this.moveTo({ name: 'claiming' });
       return;
     }
     if (this.phase.name !== 'settling') {
@@ -342,12 +343,17 @@ export class RedisWorkerSource implements WorkerIdSource, ObservesRenewals {
           `waiting ${Math.round(untilMono - this.clocks.monotonicNow())} ms so that earlier holders have stopped`,
       );
     }
-    this.phase = { name: 'settling', untilMono };
+    this.moveTo({ name: 'settling', untilMono });
   }
 
   private assignment(lease: HeldLease): WorkerAssignment {
     const floor = lease.floorMs === null ? -1 : ticksAtMs(this.context!.layout, lease.floorMs);
     return { workerId: lease.workerId, datacenterId: lease.datacenterId, floor, permit: this.permit };
+  }
+
+  /** Every phase change goes through the table of allowed moves (lease.phase.ts). */
+  private moveTo(next: LeasePhase): void {
+    this.phase = transition(this.phase, next);
   }
 
   private heldLease(): HeldLease | undefined {
