@@ -13,11 +13,7 @@ const README = readFileSync(fileURLToPath(new URL('../../README.md', import.meta
 
 /** A phase value of `name` (the lease a held phase carries does not matter to the table). */
 const phase = (name: PhaseName): LeasePhase =>
-  name === 'held'
-    ? ({ name, lease: {} } as LeasePhase)
-    : name === 'settling'
-      ? { name, untilMono: 0 }
-      : ({ name } as LeasePhase);
+  name === 'held' ? ({ name, lease: {} } as LeasePhase) : name === 'settling' ? { name, untilMono: 0 } : { name };
 
 describe('the lease phase machine as a table', () => {
   const pairs = PHASES.flatMap((from) => PHASES.map((to) => [from, to] as const));
