@@ -276,7 +276,7 @@ export class WorkerWaitTimeoutError extends WorkerUnavailableError {
     const waited = Math.round(report.waitedMs);
     super(
       'timeout',
-      `waited ${waited} ms, bound ${report.limitMs} ms (\`${report.limitFrom}\`); worker ID ${report.state}: ` +
+      `waited ${waited} ms of \`${report.limitFrom}\` ${report.limitMs} ms; worker ID ${report.state}: ` +
         report.detail +
         (report.lastError === null ? '' : `; last error: ${report.lastError}`),
       report.retryAfterMs,

@@ -312,7 +312,7 @@ describe('bounded waits for a worker ID (maxAsyncWaitMs, timeoutMs, signal), on 
     expect(error.waitedMs).toBeLessThanOrEqual(BOUND + 20);
     expect(error.lastError).toBe('connection refused (test)');
     expect(error.message).toMatch(
-      /^No worker ID could be used within the wait bound \(waited 10\d\d ms, bound 1000 ms/,
+      /^No worker ID could be used within the wait bound \(waited 10\d\d ms of `maxAsyncWaitMs` 1000 ms; worker ID fenced: /,
     );
     expect(error.message).toMatch(/could not be renewed in time, \d+ renewals failed in a row, Redis unreachable/);
     await ids.onApplicationShutdown();

@@ -90,9 +90,12 @@ describe('sample app /health while its Redis goes away and comes back', () => {
       error: 'Service Unavailable',
       type: 'WorkerUnavailableError',
     });
-    // The @GeneratedId() subscriber meets the same typed error: the insert fails with 503 rather than a bad ID.
+    // The @GeneratedId() subscriber waits for the lease up to maxAsyncWaitMs (5 s), then the insert fails with 503
+    // rather than a bad ID.
+    const insertStarted = Date.now();
     const insert = await http(app).post('/users').send({ email: 'late@example.com', name: 'Late' }).expect(503);
-    expect(insert.body).toMatchObject({ type: 'WorkerUnavailableError' });
+    expect(Date.now() - insertStarted).toBeLessThan(5000 + 1000);
+    expect(insert.body).toMatchObject({ type: 'WorkerWaitTimeoutError' });
 
     await redis.restart();
     const up = await pollHealth(app, (status) => status === 200, 4 * TTL_MS + 3000);
