@@ -4,6 +4,7 @@ import { Test } from '@nestjs/testing';
 import { Redis } from 'ioredis';
 import { SnowflakeHealthIndicator } from '../../lib/health.js';
 import { IdService, SnowflakeModule, WorkerUnavailableError } from '../../lib/index.js';
+import { SETTLE_AFTER_LOSS_MS } from '../../lib/lease/lease.contract.js';
 import { waitUntil } from '../support/time.js';
 import { RedisServer } from '../support/redis-server.js';
 import { getHealth, HealthModule, pollHealth, snowflakeOf } from './health.fixture.js';
@@ -160,7 +161,7 @@ describe('SnowflakeHealthIndicator with a Redis lease (real redis-server)', () =
 
     // An empty Redis on the same port: the holder finds its lease gone, waits for the namespace to settle, re-claims.
     await redis.restart();
-    const up = await pollHealth(app, (status) => status === 200, 4 * TTL_MS + 3000);
+    const up = await pollHealth(app, (status) => status === 200, SETTLE_AFTER_LOSS_MS + 4 * TTL_MS + 3000);
     expect(up).toMatchObject({ status: 'up', leaseState: 'held', renewalFailures: 0 });
     // Nothing of the outage is left as a current error once a claim is confirmed.
     expect(up.message).toBeUndefined();

@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import type { INestApplication } from '@nestjs/common';
 import { IdService } from 'nestjs-snowflake';
+import { SETTLE_AFTER_LOSS_MS } from '../../lib/lease/lease.contract.js';
 import { RedisServer } from '../support/redis-server.js';
 import { http, startSampleApp, tempDirectory } from './sample-app.harness.js';
 
@@ -98,7 +99,8 @@ describe('sample app /health while its Redis goes away and comes back', () => {
     expect(insert.body).toMatchObject({ type: 'WorkerWaitTimeoutError' });
 
     await redis.restart();
-    const up = await pollHealth(app, (status) => status === 200, 4 * TTL_MS + 3000);
+    // Down longer than the TTL, Redis comes back empty: the namespace settles (12 s) before the lease is held again.
+    const up = await pollHealth(app, (status) => status === 200, SETTLE_AFTER_LOSS_MS + 4 * TTL_MS + 3000);
     expect(up.details.snowflake).toMatchObject({ status: 'up', leaseState: 'held', renewalFailures: 0 });
 
     const next = (await http(app).get('/ids/next').expect(200)).body as { workerId: number };
