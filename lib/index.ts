@@ -16,6 +16,8 @@ export {
   TransientSnowflakeError,
   WorkerUnavailableError,
   type WorkerUnavailableReason,
+  WorkerWaitTimeoutError,
+  type WorkerWaitReport,
 } from './core/errors.js';
 export { UnknownGeneratorError } from './core/generator-name.errors.js';
 export type { SnowflakeIdForm } from './core/id-form.js';
@@ -75,5 +77,6 @@ export { InjectIdService, getIdServiceToken } from './module/snowflake.names.js'
 export type { CeilingFileOptions, SnowflakeModuleOptions, WorkerLockOptions } from './module/snowflake.options.js';
 export { DEFAULT_GENERATOR_NAME, SNOWFLAKE_GENERATOR, SNOWFLAKE_WORKER_SOURCE } from './module/snowflake.tokens.js';
 export { CeilingFileError, type CeilingFileProblem } from './worker/ceiling-file.errors.js';
+export type { AsyncIdOptions, WaitOptions } from './worker/issue-wait.js';
 export { workerIdFromHostname } from './worker/static.source.js';
 export type { WorkerAssignment, WorkerIdSource, WorkerSourceContext } from './worker/worker-source.js';

@@ -15,11 +15,33 @@ export class SnowflakeError extends Error {
 
 /**
  * Base class of the errors that pass by themselves: the lease is being (re-)claimed, Redis is away, the clock or the
- * sequence catches up. Retrying later succeeds, so over HTTP they answer 503 with `Retry-After`.
+ * sequence catches up. Retrying later succeeds, so over HTTP they answer 503.
+ *
+ * They carry the shape of an `http-errors` error (`status`, `statusCode`, `expose`), which Nest's default exception
+ * handler answers with its own status: an app that registered no filter answers 503 rather than 500, on Express and
+ * Fastify alike. `expose` is false, so that the client sees "Service Unavailable" and not the message, which speaks of
+ * the deployment (Redis addresses, option names). `SnowflakeExceptionFilter` adds `Retry-After`.
  *
  * @publicApi
  */
-export class TransientSnowflakeError extends SnowflakeError {}
+export class TransientSnowflakeError extends SnowflakeError {
+  /** The HTTP status that fits: 503 Service Unavailable. */
+  readonly status = 503;
+  /** The same as `status`, as `http-errors` sets both. */
+  readonly statusCode = 503;
+  /** Whether a client may see the message: no, it names the deployment's parts. */
+  readonly expose = false;
+  /**
+   * How long until a retry may succeed, when it is known (what is left of a namespace's settling), in ms;
+   * `SnowflakeExceptionFilter` turns it into `Retry-After`.
+   */
+  readonly retryAfterMs?: number;
+
+  constructor(message: string, retryAfterMs?: number) {
+    super(message);
+    if (retryAfterMs !== undefined) this.retryAfterMs = Math.max(0, Math.round(retryAfterMs));
+  }
+}
 
 /**
  * Invalid module or layout options. Thrown once, at bootstrap, naming the option and the fix.
@@ -141,7 +163,7 @@ export class TimestampOverflowError extends SnowflakeError {
 
 /** Why a worker may not issue IDs right now. */
 export type WorkerUnavailableReason =
-  'not-started' | 'fenced' | 'lost' | 'switching' | 'stopped' | 'ceiling' | 'clock' | 'settling';
+  'not-started' | 'fenced' | 'lost' | 'switching' | 'stopped' | 'ceiling' | 'clock' | 'settling' | 'timeout';
 
 /** What each reason means, and what to do about it: the message is built from these, never by hand. */
 const UNAVAILABLE: Record<WorkerUnavailableReason, { what: string; advice: string }> = {
@@ -178,6 +200,12 @@ const UNAVAILABLE: Record<WorkerUnavailableReason, { what: string; advice: strin
     what: "Redis lost the namespace's data (restart, failover, flush or deleted keys)",
     advice: 'No worker ID is handed out until holders from before have stopped; retry in a moment, or use nextAsync().',
   },
+  timeout: {
+    what: 'No worker ID could be used within the wait bound',
+    advice:
+      'Retry later (over HTTP: 503 with Retry-After), pass a longer `timeoutMs` to this call, or raise ' +
+      '`maxAsyncWaitMs`; the detail says why the worker ID was missing.',
+  },
 };
 
 /**
@@ -195,9 +223,69 @@ export class WorkerUnavailableError extends TransientSnowflakeError {
     readonly reason: WorkerUnavailableReason,
     /** What this occurrence adds: the worker ID, a measured offset, the last error. */
     readonly detail?: string,
+    /** How long until a retry may succeed, when known (a namespace's settling), ms. */
+    retryAfterMs?: number,
   ) {
     const { what, advice } = UNAVAILABLE[reason];
-    super(`${what}${detail === undefined || detail === '' ? '' : ` (${detail})`}. ${advice}`);
+    super(`${what}${detail === undefined || detail === '' ? '' : ` (${detail})`}. ${advice}`, retryAfterMs);
+  }
+}
+
+/**
+ * What {@link WorkerWaitTimeoutError} reports of the wait that ran out.
+ *
+ * @publicApi
+ */
+export interface WorkerWaitReport {
+  /** How long the call waited for a worker ID, ms. */
+  waitedMs: number;
+  /** The bound that ran out, ms. */
+  limitMs: number;
+  /** Where the bound came from: the call's `timeoutMs`, or the module option `maxAsyncWaitMs`. */
+  limitFrom: 'timeoutMs' | 'maxAsyncWaitMs';
+  /**
+   * What kept the worker ID away when the bound ran out: the lease's state (`settling`, `fenced`, `lost`,
+   * `claiming`, `switching`) with a Redis lease, otherwise the reason the generator refused (`ceiling`, …).
+   */
+  state: string;
+  /** The last error the lease met claiming or renewing (Redis unreachable, a timeout), or null. */
+  lastError: string | null;
+  /** The rest of the explanation, in words: the worker ID, the failed renewals, settling left. */
+  detail: string;
+  /** How long until a retry may succeed, when known, ms. */
+  retryAfterMs?: number;
+}
+
+/**
+ * An asynchronous call (`nextAsync()`, `nextBatchAsync()`, an ORM insert) waited for a worker ID as long as it was
+ * allowed (`maxAsyncWaitMs`, or the call's `timeoutMs`) and none came: the lease is settling, fenced or lost, or
+ * Redis is unreachable. A `WorkerUnavailableError` with reason `timeout`, so a `catch` of that class catches it too;
+ * over HTTP it answers 503.
+ *
+ * @publicApi
+ */
+export class WorkerWaitTimeoutError extends WorkerUnavailableError {
+  declare readonly reason: 'timeout';
+  readonly waitedMs: number;
+  readonly limitMs: number;
+  readonly limitFrom: WorkerWaitReport['limitFrom'];
+  readonly state: string;
+  readonly lastError: string | null;
+
+  constructor(report: WorkerWaitReport) {
+    const waited = Math.round(report.waitedMs);
+    super(
+      'timeout',
+      `waited ${waited} ms of \`${report.limitFrom}\` ${report.limitMs} ms; worker ID ${report.state}: ` +
+        report.detail +
+        (report.lastError === null ? '' : `; last error: ${report.lastError}`),
+      report.retryAfterMs,
+    );
+    this.waitedMs = waited;
+    this.limitMs = report.limitMs;
+    this.limitFrom = report.limitFrom;
+    this.state = report.state;
+    this.lastError = report.lastError;
   }
 }
 

@@ -91,30 +91,47 @@ export class Backoff {
   }
 }
 
-/** Callers waiting for a condition (a lease held again), settled all at once or each after a time limit. */
+/** Callers waiting for a condition (a lease held again), settled all at once, each after a time limit or its signal. */
 export class Waiters {
   private waiting: { resolve: () => void; reject: (error: Error) => void }[] = [];
 
-  /** Waits for {@link resolveAll}; rejects with `onTimeout()` after `limitMs`, or on {@link rejectAll}. */
-  wait(limitMs: number, onTimeout: () => Error): Promise<void> {
+  /**
+   * Waits for {@link resolveAll}; rejects on {@link rejectAll}, with `onTimeout()` after `limitMs` (Infinity for
+   * none), or with the signal's reason once it aborts. A waiter that leaves is removed at once.
+   */
+  wait(limitMs: number, onTimeout: () => Error, signal?: AbortSignal): Promise<void> {
+    if (signal?.aborted === true) return Promise.reject(signal.reason as Error);
     return new Promise<void>((resolve, reject) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+      };
+      const leave = (error: Error): void => {
+        done();
+        this.waiting = this.waiting.filter((w) => w !== waiter);
+        reject(error);
+      };
       const waiter = {
         resolve: () => {
-          clearTimeout(timer);
+          done();
           resolve();
         },
         reject: (error: Error) => {
-          clearTimeout(timer);
+          done();
           reject(error);
         },
       };
-      const timer = setTimeout(() => {
-        this.waiting = this.waiting.filter((w) => w !== waiter);
-        reject(onTimeout());
-      }, limitMs);
-      timer.unref();
+      const onAbort = (): void => leave(signal!.reason as Error);
+      const timer = Number.isFinite(limitMs) ? setTimeout(() => leave(onTimeout()), limitMs) : undefined;
+      timer?.unref();
+      signal?.addEventListener('abort', onAbort, { once: true });
       this.waiting.push(waiter);
     });
+  }
+
+  /** How many callers wait now. */
+  get size(): number {
+    return this.waiting.length;
   }
 
   resolveAll(): void {

@@ -19,7 +19,10 @@ export function permittedCeiling(
   renewEarly: () => void,
 ): number {
   if (phase.name !== 'held') {
-    if (phase.name === 'settling') throw new WorkerUnavailableError('settling', `namespace "${namespace}"`);
+    if (phase.name === 'settling') {
+      const leftMs = Math.max(0, phase.untilMono - mono);
+      throw new WorkerUnavailableError('settling', `namespace "${namespace}", ${Math.round(leftMs)} ms left`, leftMs);
+    }
     if (phase.name === 'released') throw new WorkerUnavailableError('stopped');
     throw new WorkerUnavailableError(phase.name === 'lost' ? 'lost' : 'switching');
   }

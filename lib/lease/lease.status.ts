@@ -131,3 +131,52 @@ export function describeLease(reading: LeaseReading): LeaseStatus {
     lowCapacityAtFree: settings.lowCapacityAtFree,
   };
 }
+
+/** What a wait for a worker ID that ran out reports of the lease: its state, in words, and when to retry. */
+export interface LeaseWaitReading {
+  state: LeaseStatus['state'];
+  lastError: string | null;
+  detail: string;
+  retryAfterMs?: number;
+}
+
+/** The lease's part of a `WorkerWaitTimeoutError`: why no worker ID was usable when the wait ran out. */
+export function describeLeaseWait(status: LeaseStatus): LeaseWaitReading {
+  const { state, lastError, namespace } = status;
+  const failures =
+    status.renewalFailures === 0
+      ? ''
+      : `, ${status.renewalFailures} renewal${status.renewalFailures === 1 ? '' : 's'} failed in a row`;
+  const unreachable = lastError === null ? '' : ', Redis unreachable or not answering';
+  switch (state) {
+    case 'settling':
+      return {
+        state,
+        lastError,
+        detail:
+          `namespace "${namespace}" is settling after Redis lost its data (restart, failover, flush), ` +
+          `${status.settlingInMs ?? 0} ms left`,
+        retryAfterMs: status.settlingInMs ?? undefined,
+      };
+    case 'fenced':
+      return {
+        state,
+        lastError,
+        detail: `the lease on worker ID ${status.workerId} could not be renewed in time${failures}${unreachable}`,
+      };
+    case 'held':
+      return {
+        state,
+        lastError,
+        detail: status.clockInSync
+          ? `the lease on worker ID ${status.workerId} came back as the wait ended`
+          : `the lease on worker ID ${status.workerId} is held, but this wall clock stands ` +
+            `${status.clockOffsetMs} ms from the Redis server's, beyond redis.maxClockOffsetMs`,
+      };
+    case 'released':
+      return { state, lastError, detail: 'the application is shutting down' };
+    default:
+      // lost, claiming, switching, idle: no worker ID is held and one is being claimed.
+      return { state, lastError, detail: `a worker ID of namespace "${namespace}" is being claimed${unreachable}` };
+  }
+}

@@ -175,21 +175,31 @@ export class RedisWorkerSource implements WorkerIdSource, ObservesRenewals {
     return true;
   }
 
-  whenReady(): Promise<void> {
+  /**
+   * Resolves once the lease is held and not fenced; rejects on shutdown, or with the signal's reason once it aborts
+   * (the binding aborts it when the call's bound runs out). Without a signal it gives up after the time a re-claim
+   * after a data loss takes: settling, a floor wait and a TTL of retries.
+   */
+  whenReady(signal?: AbortSignal): Promise<void> {
     const lease = this.heldLease();
     if (lease !== undefined && !isFenced(lease, this.clocks.monotonicNow())) return Promise.resolve();
     if (this.isStopped()) return Promise.reject(new WorkerUnavailableError('stopped'));
-    // Long enough for a re-claim after data loss: settling, a floor wait, and a few retries.
-    const limitMs = SETTLE_AFTER_LOSS_MS + this.settings.ttlMs + this.settings.maxFloorWaitMs;
-    return this.waiters.wait(limitMs, () => {
-      const state = this.leaseStatus().state;
-      const reason = state === 'settling' ? 'settling' : state === 'fenced' ? 'fenced' : 'lost';
-      return new WorkerUnavailableError(
-        reason,
-        `no worker ID could be confirmed within ${limitMs} ms; lease ${state}` +
-          `${this.lastError === null ? '' : `: ${this.lastError}`}`,
-      );
-    });
+    const limitMs =
+      signal === undefined ? SETTLE_AFTER_LOSS_MS + this.settings.ttlMs + this.settings.maxFloorWaitMs : Infinity;
+    return this.waiters.wait(
+      limitMs,
+      () => {
+        const status = this.leaseStatus();
+        const reason = status.state === 'settling' ? 'settling' : status.state === 'fenced' ? 'fenced' : 'lost';
+        return new WorkerUnavailableError(
+          reason,
+          `no worker ID could be confirmed within ${limitMs} ms; lease ${status.state}` +
+            `${this.lastError === null ? '' : `: ${this.lastError}`}`,
+          status.settlingInMs ?? undefined,
+        );
+      },
+      signal,
+    );
   }
 
   leaseStatus(): LeaseStatus {

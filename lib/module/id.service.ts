@@ -8,6 +8,7 @@ import type { PublicIdForm } from '../forms/public-id.form.js';
 import { msAtTicks } from '../core/time-units.js';
 import { reportsLease, type LeaseStatus } from '../lease/lease.status.js';
 import { WorkerBinding } from '../worker/worker-binding.js';
+import type { AsyncIdOptions } from '../worker/issue-wait.js';
 import type { WorkerIdSource } from '../worker/worker-source.js';
 import type { SnowflakeModuleOptions } from './snowflake.options.js';
 import { createBinding, createGenerator, createWorkerSource } from './snowflake.providers.js';
@@ -178,18 +179,21 @@ export class IdService implements OnModuleInit, OnApplicationShutdown {
 
   /**
    * `count` IDs in increasing order, any number of them, waiting without blocking the event loop between time
-   * units and while the lease is being re-claimed or switched (as {@link nextAsync} does).
+   * units and while the lease is being re-claimed or switched (as {@link nextAsync} does). The wait for a worker ID
+   * is bounded over the whole batch by `maxAsyncWaitMs`, or by `options.timeoutMs`; `options.signal` ends it at once.
+   * @throws WorkerWaitTimeoutError when the bound runs out; the signal's reason when it aborts
    */
-  async nextBatchAsync(count: number, options?: NextIdOptions): Promise<bigint[]> {
+  async nextBatchAsync(count: number, options?: AsyncIdOptions): Promise<bigint[]> {
     const shard = options === undefined ? 0n : this.generator.shardBitsOf(options);
     assertBatchCount(count, 'nextBatchAsync');
+    const wait = this.binding.startWait(options);
     const out: bigint[] = [];
     let waited = false;
     while (out.length < count) {
       try {
         this.generator.fillWithoutWaiting(out, count);
       } catch (caught) {
-        await this.binding.waitToIssue(caught);
+        await this.binding.waitToIssue(caught, wait);
         waited = true;
       }
     }
@@ -201,18 +205,29 @@ export class IdService implements OnModuleInit, OnApplicationShutdown {
 
   /**
    * The next ID, waiting (without blocking the event loop) when the sequence is used up or the lease is being
-   * re-claimed or switched. Rejects when the wait cannot end (Redis unreachable past the retries).
+   * re-claimed or switched. The wait for a worker ID lasts at most `maxAsyncWaitMs` (the module option), or
+   * `options.timeoutMs` for this call; `options.signal` ends it at once, as Node's own APIs take one.
+   * @throws WorkerWaitTimeoutError when the bound runs out (what kept the worker ID away, and how long it waited)
+   * @throws the signal's reason when it aborts (at once when it has aborted already)
+   * @example
+   * const id = await ids.nextAsync({ signal: AbortSignal.timeout(2000) });
    */
-  async nextAsync(options?: NextIdOptions): Promise<bigint> {
+  async nextAsync(options?: AsyncIdOptions): Promise<bigint> {
     // The key is checked before any wait, so that a bad key fails at once.
     const shard = options === undefined ? 0n : this.generator.shardBitsOf(options);
+    const wait = this.binding.startWait(options);
     for (;;) {
       try {
         return shard | this.generator.nextWithoutWaiting();
       } catch (caught) {
-        await this.binding.waitToIssue(caught);
+        await this.binding.waitToIssue(caught, wait);
       }
     }
+  }
+
+  /** The longest an asynchronous call waits for a worker ID without a `timeoutMs` of its own (`maxAsyncWaitMs`). */
+  get maxAsyncWaitMs(): number {
+    return this.binding.maxAsyncWaitMs;
   }
 
   /**

@@ -101,6 +101,15 @@ export interface SnowflakeModuleOptions {
   /** The longest a synchronous `next()` may wait for the next time unit when the sequence runs out. @default 10 */
   maxSyncWaitMs?: number;
   /**
+   * The longest an asynchronous call waits for a worker ID, in ms: `nextAsync()`, `nextBatchAsync()` (in total over
+   * the batch), and the inserts of the TypeORM subscriber and the Prisma extension, which call them. Past it the call
+   * rejects with `WorkerWaitTimeoutError` (503 over HTTP), which says what kept the worker ID away. A call may pass
+   * its own `timeoutMs` and `signal`. `0` never waits for a worker ID. Waits for the next time unit do not count.
+   * @default 5000 (a fenced lease renews within one `redis.renewIntervalMs` of Redis answering again; a settling
+   * namespace, 12 s, is better answered with 503 and `Retry-After` than with a request held that long)
+   */
+  maxAsyncWaitMs?: number;
+  /**
    * Where each time unit's sequence starts: `'random'` or `'rotating'` spread the low bits of IDs issued at low
    * traffic, so that `id % N` partitioning spreads rows; a unit then holds at least half its peak IDs.
    * @default 'zero'

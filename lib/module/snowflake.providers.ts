@@ -60,7 +60,15 @@ export function createBinding(
   source: WorkerIdSource,
   logContext = 'Snowflake',
 ): WorkerBinding {
-  return new WorkerBinding(generator, source, settings.layout, settings.clock, new Logger(logContext));
+  return new WorkerBinding(
+    generator,
+    source,
+    settings.layout,
+    settings.clock,
+    new Logger(logContext),
+    true,
+    settings.maxAsyncWaitMs,
+  );
 }
 
 /** The tokens of one registration's parts. @internal */

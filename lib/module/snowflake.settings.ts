@@ -11,6 +11,7 @@ import { resolveLeaseSettings, type LeaseSettings } from '../lease/lease.setting
 import type { CeilingFileSettings } from '../worker/ceiling-file.source.js';
 import { workerIdFromHostname } from '../worker/static.source.js';
 import { defaultWorkerLockDir, type WorkerLockSettings } from '../worker/worker-lock.js';
+import { DEFAULT_MAX_ASYNC_WAIT_MS } from '../worker/issue-wait.js';
 import type { CeilingFileOptions, SnowflakeModuleOptions, WorkerLockOptions } from './snowflake.options.js';
 import { sequenceStartOption, type SequenceStart } from '../core/generator.options.js';
 
@@ -20,6 +21,8 @@ export interface SnowflakeSettings {
   clock: Clock;
   clockBackToleranceMs: number;
   maxSyncWaitMs: number;
+  /** The bound of asynchronous waits for a worker ID. */
+  maxAsyncWaitMs: number;
   sequenceStart?: SequenceStart;
   datacenterId: number;
   worker:
@@ -42,6 +45,7 @@ const MODULE_OPTION_KEYS: readonly string[] = Object.keys({
   workerSource: 0,
   clockBackToleranceMs: 0,
   maxSyncWaitMs: 0,
+  maxAsyncWaitMs: 0,
   sequenceStart: 0,
   requireSafeNumbers: 0,
   clock: 0,
@@ -58,17 +62,19 @@ export function resolveSettings(options: SnowflakeModuleOptions | undefined): Sn
   const settings = resolveIssueSettings(options);
   // Checked here too, so that a wrong value fails with the other options, before any worker ID is claimed.
   const sequenceStart = sequenceStartOption(options!.sequenceStart);
+  const maxAsyncWaitMs = resolveMaxAsyncWait(options!.maxAsyncWaitMs);
   const publicIds = options?.publicIds;
-  if (publicIds === undefined) return { ...settings, sequenceStart };
+  if (publicIds === undefined) return { ...settings, maxAsyncWaitMs, sequenceStart };
   return {
     ...settings,
+    maxAsyncWaitMs,
     sequenceStart,
     publicIds: createPublicIdForm(publicIds, settings.layout, settings.clock, 'publicIds.'),
   };
 }
 
 /** The settings of issuing IDs: layout, clock and worker-ID source. */
-function resolveIssueSettings(options: SnowflakeModuleOptions | undefined): SnowflakeSettings {
+function resolveIssueSettings(options: SnowflakeModuleOptions | undefined): Omit<SnowflakeSettings, 'maxAsyncWaitMs'> {
   if (options === null || typeof options !== 'object') {
     throw new SnowflakeConfigError('options', 'expected an object, such as { workerId: 1 } or { redis: { url } }.');
   }
@@ -186,6 +192,22 @@ function resolveIssueSettings(options: SnowflakeModuleOptions | undefined): Snow
     datacenterId,
     worker: { kind: 'static', workerId: options.workerId, ceilingFile, lock },
   };
+}
+
+/**
+ * The bound of asynchronous waits: finite, so that no request waits without end by default; a call that may wait as
+ * long as it takes says so itself (`timeoutMs: Infinity`).
+ */
+function resolveMaxAsyncWait(value: unknown): number {
+  if (value === undefined) return DEFAULT_MAX_ASYNC_WAIT_MS;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    throw new SnowflakeConfigError(
+      'maxAsyncWaitMs',
+      `expected a non-negative, finite number of milliseconds (such as ${DEFAULT_MAX_ASYNC_WAIT_MS}), got ` +
+        `${describeInput(value)}. A call that may wait as long as it takes passes \`{ timeoutMs: Infinity }\` itself.`,
+    );
+  }
+  return value;
 }
 
 const CEILING_FILE_KEYS: readonly string[] = Object.keys({

@@ -21,7 +21,8 @@ export interface IdIssuer {
   next(options?: NextIdOptions): bigint;
   /**
    * The next ID, waiting (without blocking) for the sequence of the next time unit or for a lease being re-claimed,
-   * so that a write waits instead of failing.
+   * so that a write waits instead of failing. `IdService` waits for a worker ID at most `maxAsyncWaitMs`, then rejects
+   * with `WorkerWaitTimeoutError` (503 over HTTP), so that an insert during a Redis outage is bounded too.
    */
   nextAsync(options?: NextIdOptions): Promise<bigint>;
 }

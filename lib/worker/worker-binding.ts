@@ -1,10 +1,17 @@
 import type { LoggerService } from '@nestjs/common';
 import type { Clock } from '../core/clock.js';
-import { ClockMovedBackError, SequenceExhaustedError, WorkerUnavailableError } from '../core/errors.js';
+import {
+  ClockMovedBackError,
+  SequenceExhaustedError,
+  WorkerUnavailableError,
+  WorkerWaitTimeoutError,
+} from '../core/errors.js';
 import type { SnowflakeGenerator } from '../core/generator.js';
 import type { Layout } from '../core/layout.js';
 import type { IssuePermit } from '../core/permit.js';
 import { msAtTicks, ticksAtMs } from '../core/time-units.js';
+import { describeLeaseWait, reportsLease } from '../lease/lease.status.js';
+import { DEFAULT_MAX_ASYNC_WAIT_MS, IssueWait, abortableSleep, untilAborted, type WaitOptions } from './issue-wait.js';
 import { noteStaticHighWaterMs, reserveStaticWorker, staticHighWaterMs } from './process-workers.js';
 import { StaticWorkerSource } from './static.source.js';
 import type { WorkerAssignment, WorkerIdSource, WorkerSourceContext } from './worker-source.js';
@@ -40,6 +47,8 @@ export class WorkerBinding implements WorkerSourceContext {
      * this generator in the process. Off only where one process plays several (the conformance suite).
      */
     private readonly guardProcess = true,
+    /** The longest an asynchronous call waits for a worker ID unless it passes its own `timeoutMs` (ms). */
+    readonly maxAsyncWaitMs = DEFAULT_MAX_ASYNC_WAIT_MS,
   ) {
     if (source instanceof StaticWorkerSource) {
       // A fixed worker ID is known at once: the generator may issue before start (a service built by hand).
@@ -122,19 +131,65 @@ export class WorkerBinding implements WorkerSourceContext {
     return error;
   }
 
-  /** Waits until issuing may succeed after `caught`, or throws it (translated) when waiting cannot help. */
-  async waitToIssue(caught: unknown): Promise<void> {
+  /**
+   * The wait budget of one asynchronous call: its `timeoutMs` or the module's `maxAsyncWaitMs`, and its signal.
+   * @throws the signal's reason when it has aborted already; SnowflakeConfigError for options of the wrong kind
+   */
+  startWait(options?: WaitOptions): IssueWait {
+    return new IssueWait(options, this.maxAsyncWaitMs);
+  }
+
+  /**
+   * Waits until issuing may succeed after `caught`, or throws it (translated) when waiting cannot help. A wait for a
+   * worker ID ends within what is left of `wait`'s bound, with a {@link WorkerWaitTimeoutError} saying why none came;
+   * the signal ends any wait at once, with its reason.
+   */
+  async waitToIssue(caught: unknown, wait: IssueWait = this.startWait()): Promise<void> {
     const error = this.translate(caught);
+    wait.signal?.throwIfAborted();
     if (error instanceof SequenceExhaustedError) {
-      await sleep(Math.max(1, Math.ceil(error.waitMs)));
+      await abortableSleep(Math.max(1, Math.ceil(error.waitMs)), wait.signal);
     } else if (error instanceof WorkerUnavailableError && error.reason !== 'stopped' && !this.stopped) {
+      if (wait.leftMs <= 0) throw this.timedOut(error, wait);
       // A short pause first: whenReady() may resolve at once (a lease waiting for its ceiling to be raised), and a
       // loop of resolved promises would starve the timers that renew it.
-      await sleep(1);
-      await this.source.whenReady();
+      await wait.measure(() => abortableSleep(1, wait.signal));
+      await wait.measure(() => this.untilReady(error, wait));
     } else {
       throw error;
     }
+  }
+
+  /** `source.whenReady()`, cut short by the call's signal and by what is left of its bound. */
+  private async untilReady(refusal: WorkerUnavailableError, wait: IssueWait): Promise<void> {
+    const leftMs = wait.leftMs;
+    if (leftMs <= 0) throw this.timedOut(refusal, wait);
+    const bound = new AbortController();
+    // Ref'd on purpose: a bounded wait keeps the process alive until it can answer, however the source waits.
+    const timer = Number.isFinite(leftMs)
+      ? setTimeout(() => bound.abort(this.timedOut(refusal, wait)), Math.ceil(leftMs))
+      : undefined;
+    const signal = wait.signal === undefined ? bound.signal : AbortSignal.any([bound.signal, wait.signal]);
+    try {
+      await untilAborted(this.source.whenReady(signal), signal);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** The error of a wait that ran out: how long, and why no worker ID came (the lease's state, its last error). */
+  private timedOut(refusal: WorkerUnavailableError, wait: IssueWait): WorkerWaitTimeoutError {
+    const { source } = this;
+    const report = { waitedMs: wait.waitedMs, limitMs: wait.limitMs, limitFrom: wait.limitFrom };
+    if (reportsLease(source))
+      return new WorkerWaitTimeoutError({ ...report, ...describeLeaseWait(source.leaseStatus()) });
+    return new WorkerWaitTimeoutError({
+      ...report,
+      state: refusal.reason,
+      lastError: null,
+      detail: `the ${source.kind} worker-ID source refused: ${refusal.message}`,
+      retryAfterMs: refusal.retryAfterMs,
+    });
   }
 
   private apply(assignment: WorkerAssignment): void {
@@ -178,8 +233,4 @@ export function blockedPermit(reason: 'not-started' | 'stopped' | 'switching' | 
       throw new WorkerUnavailableError(reason);
     },
   };
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -67,6 +67,11 @@ export interface WorkerIdSource {
    * Sources that cannot switch return false, and the error reaches the caller.
    */
   requestSwitch(lastTimestamp: number, reason: string): boolean;
-  /** Resolves once IDs may be issued again (after a switch or re-claim); rejects if that cannot happen. */
-  whenReady(): Promise<void>;
+  /**
+   * Resolves once IDs may be issued again (after a switch or re-claim); rejects if that cannot happen. The caller
+   * bounds the wait with `signal` (the call's `timeoutMs` or the module's `maxAsyncWaitMs`, and the caller's own
+   * signal): a source should drop its waiter and reject with `signal.reason` when it aborts. One that ignores the
+   * signal still cannot hold a caller past it; the binding stops waiting on its own.
+   */
+  whenReady(signal?: AbortSignal): Promise<void>;
 }

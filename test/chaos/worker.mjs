@@ -158,7 +158,9 @@ function record(batch) {
 }
 
 function refusalKey(error) {
-  if (error?.name === 'WorkerUnavailableError') return `unavailable:${error.reason}`;
+  if (error?.name === 'WorkerUnavailableError' || error?.name === 'WorkerWaitTimeoutError') {
+    return `unavailable:${error.reason}`;
+  }
   return error?.name ?? 'Error';
 }
 

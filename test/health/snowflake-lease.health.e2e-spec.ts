@@ -4,10 +4,10 @@ import { Test } from '@nestjs/testing';
 import { Redis } from 'ioredis';
 import { SnowflakeHealthIndicator } from '../../lib/health.js';
 import { IdService, SnowflakeModule, WorkerUnavailableError } from '../../lib/index.js';
+import { SETTLE_AFTER_LOSS_MS } from '../../lib/lease/lease.contract.js';
 import { waitUntil } from '../support/time.js';
 import { RedisServer } from '../support/redis-server.js';
 import { getHealth, HealthModule, pollHealth, snowflakeOf } from './health.fixture.js';
-import { SETTLE_AFTER_LOSS_MS } from '../../lib/lease/lease.contract.js';
 
 const TTL_MS = 1500;
 

@@ -5,7 +5,7 @@
  */
 import { SETTLE_AFTER_LOSS_MS } from '../../lib/lease/lease.contract.js';
 import { afterEach, describe, expect, it, jest } from '@jest/globals';
-import { WorkerUnavailableError } from '../../lib/core/errors.js';
+import { WorkerUnavailableError, WorkerWaitTimeoutError } from '../../lib/core/errors.js';
 import { SnowflakeGenerator } from '../../lib/core/generator.js';
 import { resolveLayout } from '../../lib/core/layout.js';
 import { RedisWorkerSource } from '../../lib/lease/redis-worker.source.js';
@@ -22,7 +22,7 @@ let namespaces = 0;
 
 const quiet = { log: () => undefined, warn: () => undefined, error: () => undefined };
 
-async function leased(idCount = 4) {
+async function leased(idCount = 4, maxAsyncWaitMs?: number) {
   jest.useFakeTimers({ now: START });
   const layout = resolveLayout({ workerBits: 2 });
   const settings = resolveLeaseSettings({ url: 'redis://unused', ttlMs: TTL, retryBackoffMs: RETRY }, layout);
@@ -30,7 +30,7 @@ async function leased(idCount = 4) {
   const clock = new SteppableClock();
   const source = new RedisWorkerSource(settings, 0, () => Promise.resolve(backend));
   const generator = new SnowflakeGenerator({ layout, clock, clockBackToleranceMs: settings.clockBackToleranceMs });
-  const ids = new IdService(new WorkerBinding(generator, source, layout, clock, quiet));
+  const ids = new IdService(new WorkerBinding(generator, source, layout, clock, quiet, true, maxAsyncWaitMs));
   await ids.onModuleInit();
   /** The reason `next()` is refused now, or undefined when it issues. */
   const refusal = (): string | undefined => {
@@ -269,5 +269,117 @@ describe('a claim on a full namespace, on fake time', () => {
     if (outcome.ok) return;
     expect(outcome.error).toMatchObject({ name: 'LeaseExhaustedError', waitedMs: bound, held: 2, capacity: 2 });
     expect(outcome.at).toBe(bound);
+  });
+});
+
+/** A promise's outcome and when it came (fake ms after `settled()` was called), without an unhandled rejection. */
+function settled<T>(promise: Promise<T>) {
+  const started = Date.now();
+  const outcome: { done: boolean; at?: number; value?: T; error?: unknown } = { done: false };
+  promise.then(
+    (value) => Object.assign(outcome, { done: true, at: Date.now() - started, value }),
+    (error: unknown) => Object.assign(outcome, { done: true, at: Date.now() - started, error }),
+  );
+  return outcome;
+}
+
+describe('bounded waits for a worker ID (maxAsyncWaitMs, timeoutMs, signal), on fake time', () => {
+  const BOUND = 1000;
+
+  async function fenced(idCount = 4) {
+    const leaseOf = await leased(idCount, BOUND);
+    leaseOf.backend.down = true;
+    await leaseOf.run(TTL);
+    expect(leaseOf.refusal()).toBe('fenced');
+    return leaseOf;
+  }
+
+  it('rejects nextAsync() at maxAsyncWaitMs, naming the lease state, its last error and the time waited', async () => {
+    const { run, ids } = await fenced();
+    const outcome = settled(ids.nextAsync());
+    await run(BOUND - 20);
+    expect(outcome.done).toBe(false);
+    await run(40);
+    expect(outcome.done).toBe(true);
+    expect(outcome.at).toBeGreaterThanOrEqual(BOUND);
+    expect(outcome.at).toBeLessThanOrEqual(BOUND + 20);
+    const error = outcome.error as WorkerWaitTimeoutError;
+    expect(error).toBeInstanceOf(WorkerWaitTimeoutError);
+    expect(error).toBeInstanceOf(WorkerUnavailableError);
+    expect(error).toMatchObject({ reason: 'timeout', state: 'fenced', limitMs: BOUND, limitFrom: 'maxAsyncWaitMs' });
+    expect(error).toMatchObject({ status: 503, statusCode: 503, expose: false });
+    expect(error.waitedMs).toBeGreaterThanOrEqual(BOUND);
+    expect(error.waitedMs).toBeLessThanOrEqual(BOUND + 20);
+    expect(error.lastError).toBe('connection refused (test)');
+    expect(error.message).toMatch(
+      /^No worker ID could be used within the wait bound \(waited 10\d\d ms of `maxAsyncWaitMs` 1000 ms; worker ID fenced: /,
+    );
+    expect(error.message).toMatch(/could not be renewed in time, \d+ renewals failed in a row, Redis unreachable/);
+    await ids.onApplicationShutdown();
+  });
+
+  it('answers within the bound once the lease renews again, and a per-call timeoutMs replaces the bound', async () => {
+    const { backend, run, ids } = await fenced();
+    const short = settled(ids.nextAsync({ timeoutMs: 200 }));
+    const long = settled(ids.nextAsync({ timeoutMs: 60_000 }));
+    await run(300);
+    expect(short.error).toMatchObject({ reason: 'timeout', limitMs: 200, limitFrom: 'timeoutMs' });
+    backend.down = false;
+    await run(BOUND);
+    expect(typeof long.value).toBe('bigint');
+    expect(long.at).toBeLessThan(300 + BOUND);
+    expect(await ids.nextAsync()).toBeGreaterThan(long.value!);
+    await ids.onApplicationShutdown();
+  });
+
+  it('bounds nextBatchAsync() over the whole batch', async () => {
+    const { run, ids } = await fenced();
+    const batch = settled(ids.nextBatchAsync(10));
+    await run(BOUND + 20);
+    expect(batch.error).toMatchObject({ reason: 'timeout', state: 'fenced' });
+    await ids.onApplicationShutdown();
+  });
+
+  it("ends the wait at once with the signal's reason, and refuses a signal aborted already", async () => {
+    const { run, ids, source } = await fenced();
+    const controller = new AbortController();
+    const waiting = settled(ids.nextAsync({ signal: controller.signal }));
+    await run(100);
+    const reason = new Error('the client went away');
+    controller.abort(reason);
+    await run(10);
+    expect(waiting.error).toBe(reason);
+    expect(waiting.at).toBeLessThanOrEqual(120);
+    // The lease keeps no waiter for a caller that left.
+    expect((source as unknown as { waiters: { size: number } }).waiters.size).toBe(0);
+    await expect(ids.nextAsync({ signal: AbortSignal.abort(reason) })).rejects.toBe(reason);
+    await expect(ids.nextBatchAsync(3, { signal: AbortSignal.abort(reason) })).rejects.toBe(reason);
+    await ids.onApplicationShutdown();
+  });
+
+  it('rejects an aborted signal before issuing, even while the lease is held', async () => {
+    const { ids } = await leased(4, BOUND);
+    const issued = ids.status().issued;
+    await expect(ids.nextAsync({ signal: AbortSignal.abort() })).rejects.toMatchObject({ name: 'AbortError' });
+    expect(ids.status().issued).toBe(issued);
+    await expect(ids.nextAsync({ timeoutMs: -1 })).rejects.toThrow(/`timeoutMs`: expected a non-negative number/);
+    await ids.onApplicationShutdown();
+  });
+
+  it('says how long a settling namespace has left, as the retry hint', async () => {
+    const { backend, run, ids } = await fenced(1);
+    backend.loseData();
+    backend.down = false;
+    await run(2 * TTL);
+    expect(ids.status().lease?.state).toBe('settling');
+    const outcome = settled(ids.nextAsync());
+    await run(BOUND + 20);
+    const error = outcome.error as WorkerWaitTimeoutError;
+    expect(error).toMatchObject({ reason: 'timeout', state: 'settling' });
+    const left = ids.status().lease!.settlingInMs!;
+    expect(error.retryAfterMs).toBeGreaterThanOrEqual(left);
+    expect(error.retryAfterMs).toBeLessThanOrEqual(left + BOUND);
+    expect(error.message).toMatch(/settling after Redis lost its data/);
+    await ids.onApplicationShutdown();
   });
 });

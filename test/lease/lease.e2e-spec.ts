@@ -431,7 +431,8 @@ describe('Redis worker-ID lease (real redis-server)', () => {
       expect(ids.status().lease!.renewalFailures).toBeGreaterThan(0);
 
       await own.restart(); // empty: the lease record is gone, so the holder re-claims after settling
-      const resumed = await ids.nextAsync();
+      // Settling (12 s) outlasts the default bound of maxAsyncWaitMs: a caller that can wait that long says so.
+      const resumed = await ids.nextAsync({ timeoutMs: 30_000 });
       expect(resumed).toBeGreaterThan(before);
       expect(ids.status().lease!.state).toBe('held');
     } finally {

@@ -152,6 +152,17 @@ describe('module options are validated at bootstrap', () => {
     expect((await bootstrapError({ workerId: 1, maxSyncWaitMs: Number.NaN })).option).toBe('maxSyncWaitMs');
   });
 
+  it('takes maxAsyncWaitMs (default 5000) and refuses a negative, infinite or non-numeric one, naming it', async () => {
+    expect((await bootstrap(SnowflakeModule.forRoot({ workerId: 1 }))).maxAsyncWaitMs).toBe(5000);
+    expect((await bootstrap(SnowflakeModule.forRoot({ workerId: 1, maxAsyncWaitMs: 0 }))).maxAsyncWaitMs).toBe(0);
+    expect((await bootstrap(SnowflakeModule.forRoot({ workerId: 1, maxAsyncWaitMs: 2500 }))).maxAsyncWaitMs).toBe(2500);
+    for (const bad of [-1, Infinity, Number.NaN, '5000']) {
+      const error = await bootstrapError({ workerId: 1, maxAsyncWaitMs: bad });
+      expect(error.option).toBe('maxAsyncWaitMs');
+      expect(error.message).toMatch(/non-negative, finite number of milliseconds .*timeoutMs: Infinity/);
+    }
+  });
+
   it('fails when a factory resolves to something other than an object', async () => {
     for (const value of [null, 42]) {
       const failure = Test.createTestingModule({

@@ -1,9 +1,9 @@
 import 'reflect-metadata';
 import type { INestApplication } from '@nestjs/common';
 import { IdService } from 'nestjs-snowflake';
+import { SETTLE_AFTER_LOSS_MS } from '../../lib/lease/lease.contract.js';
 import { RedisServer } from '../support/redis-server.js';
 import { http, startSampleApp, tempDirectory } from './sample-app.harness.js';
-import { SETTLE_AFTER_LOSS_MS } from '../../lib/lease/lease.contract.js';
 
 const TTL_MS = 1500;
 
@@ -91,11 +91,15 @@ describe('sample app /health while its Redis goes away and comes back', () => {
       error: 'Service Unavailable',
       type: 'WorkerUnavailableError',
     });
-    // The @GeneratedId() subscriber meets the same typed error: the insert fails with 503 rather than a bad ID.
+    // The @GeneratedId() subscriber waits for the lease up to maxAsyncWaitMs (5 s), then the insert fails with 503
+    // rather than a bad ID.
+    const insertStarted = Date.now();
     const insert = await http(app).post('/users').send({ email: 'late@example.com', name: 'Late' }).expect(503);
-    expect(insert.body).toMatchObject({ type: 'WorkerUnavailableError' });
+    expect(Date.now() - insertStarted).toBeLessThan(5000 + 1000);
+    expect(insert.body).toMatchObject({ type: 'WorkerWaitTimeoutError' });
 
     await redis.restart();
+    // Down longer than the TTL, Redis comes back empty: the namespace settles (12 s) before the lease is held again.
     const up = await pollHealth(app, (status) => status === 200, SETTLE_AFTER_LOSS_MS + 4 * TTL_MS + 3000);
     expect(up.details.snowflake).toMatchObject({ status: 'up', leaseState: 'held', renewalFailures: 0 });
 

@@ -5,8 +5,10 @@
  */
 import type { LoggerService } from '@nestjs/common';
 import { SnowflakeCodec } from '../../lib/core/codec.js';
+import { WorkerUnavailableError, WorkerWaitTimeoutError } from '../../lib/core/errors.js';
 import { SnowflakeGenerator, type SequenceStart } from '../../lib/core/generator.js';
 import { resolveLayout } from '../../lib/core/layout.js';
+import { IdService } from '../../lib/module/id.service.js';
 import { StaticWorkerSource } from '../../lib/worker/static.source.js';
 import { WorkerBinding } from '../../lib/worker/worker-binding.js';
 import type { WorkerAssignment, WorkerIdSource } from '../../lib/worker/worker-source.js';
@@ -146,5 +148,62 @@ describe('WorkerBinding: a fixed worker ID started again in the same process', (
     expect(all.map((id) => codec.decode(id).workerId)).toEqual([6, 6, 6, 6]);
     expect(new Set(all).size).toBe(all.length);
     expect(isStrictlyIncreasing(all)).toBe(true);
+  });
+});
+
+/** A source whose worker ID is refused by its permit and whose whenReady() ignores the signal and never settles. */
+class DeafSource implements WorkerIdSource {
+  readonly kind = 'deaf';
+  start(): Promise<WorkerAssignment> {
+    return Promise.resolve({
+      workerId: 7,
+      datacenterId: 0,
+      floor: -1,
+      permit: {
+        ceiling: () => {
+          throw new WorkerUnavailableError('ceiling');
+        },
+      },
+    });
+  }
+  stop(): Promise<void> {
+    return Promise.resolve();
+  }
+  requestSwitch(): boolean {
+    return false;
+  }
+  whenReady(): Promise<void> {
+    return new Promise(() => undefined);
+  }
+}
+
+describe('WorkerBinding: the wait for a worker ID is bounded whatever the source does', () => {
+  it("ends a source's wait that ignores the signal, at the bound, with the source's refusal in the error", async () => {
+    const binding = new WorkerBinding(
+      new SnowflakeGenerator({ layout: twitter, clock: new FakeClock(START) }),
+      new DeafSource(),
+      twitter,
+      new FakeClock(START),
+      quiet,
+      false,
+      150,
+    );
+    await binding.start();
+    const ids = new IdService(binding);
+    const started = performance.now();
+    const error = (await ids.nextAsync().catch((caught: unknown) => caught)) as WorkerWaitTimeoutError;
+    const tookMs = performance.now() - started;
+    expect(error).toBeInstanceOf(WorkerWaitTimeoutError);
+    expect(error).toMatchObject({ state: 'ceiling', limitMs: 150, limitFrom: 'maxAsyncWaitMs', lastError: null });
+    expect(error.message).toMatch(/the deaf worker-ID source refused: The clock ran past the ceiling/);
+    expect(tookMs).toBeGreaterThanOrEqual(145);
+    expect(tookMs).toBeLessThan(1000);
+    // timeoutMs: 0 gives up at once; a caller's signal ends the wait with its own reason.
+    await expect(ids.nextAsync({ timeoutMs: 0 })).rejects.toMatchObject({ reason: 'timeout', waitedMs: 0 });
+    const reason = new Error('request closed');
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(reason), 20);
+    await expect(ids.nextAsync({ signal: controller.signal, timeoutMs: 10_000 })).rejects.toBe(reason);
+    await binding.stop();
   });
 });
