@@ -134,7 +134,7 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 1, arbitrary: fc.constant({ kind: 'restart' as const }) },
 );
 
-const claimBy = (token: number): Op => ({
+const claimBy = (token: number): Extract<Op, { kind: 'claim' }> => ({
   kind: 'claim',
   token,
   holderDelta: 0,
@@ -188,7 +188,7 @@ describe('the Redis model against redis-server', () => {
         const hash = await redis.hgetall(key);
         out[key] = Object.fromEntries(Object.entries(hash).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
       } else if (type === 'zset') {
-        const flat = await redis.zrange(key, 0, -1, 'WITHSCORES');
+        const flat = ((await redis.call('ZRANGE', key, '0', '-1', 'WITHSCORES')) as unknown[]).flat().map(String);
         const pairs: [string, string][] = [];
         for (let i = 0; i < flat.length; i += 2) pairs.push([flat[i], flat[i + 1]]);
         out[key] = pairs;
@@ -360,7 +360,9 @@ describe('the Redis model against redis-server', () => {
           break;
         }
         case 'age-leases': {
-          const flat = await redis.zrange(keys.expiry, 0, -1, 'WITHSCORES');
+          const flat = ((await redis.call('ZRANGE', keys.expiry, '0', '-1', 'WITHSCORES')) as unknown[])
+            .flat()
+            .map(String);
           for (let i = 0; i < flat.length; i += 2) {
             await command('ZADD', keys.expiry, String(Number(flat[i + 1]) - op.byMs), flat[i]);
           }

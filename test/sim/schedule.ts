@@ -13,6 +13,23 @@ const holder = fc.nat(3);
 const at = fc.integer({ min: 0, max: FAULT_WINDOW_MS - 1 });
 const shortMs = fc.integer({ min: 50, max: 6000 });
 
+/** The kind each entry of {@link faultArbs} generates, in order. */
+const FAULT_KINDS: Fault['kind'][] = [
+  'kill',
+  'shutdown',
+  'pause',
+  'suspend',
+  'partition',
+  'lossy',
+  'wall-step',
+  'rate',
+  'redis-restart',
+  'flushall',
+  'delete',
+  'deploy',
+  'rollback',
+];
+
 const faultArbs: fc.Arbitrary<Fault>[] = [
   fc.record({ at, kind: fc.constant('kill' as const), holder, downMs: fc.integer({ min: 0, max: 8000 }) }),
   fc.record({ at, kind: fc.constant('shutdown' as const), holder, downMs: fc.integer({ min: 0, max: 4000 }) }),
@@ -59,6 +76,12 @@ const faultArbs: fc.Arbitrary<Fault>[] = [
     kind: fc.constant('delete' as const),
     keys: fc.uniqueArray(fc.nat(KEY_COUNT - 1), { minLength: 1, maxLength: KEY_COUNT }),
   }),
+  fc.record({
+    at,
+    kind: fc.constant('deploy' as const),
+    offsets: fc.array(fc.integer({ min: 0, max: 400 }), { minLength: 4, maxLength: 4 }),
+    downs: fc.array(fc.integer({ min: 0, max: 400 }), { minLength: 4, maxLength: 4 }),
+  }),
 ];
 
 /**
@@ -71,12 +94,24 @@ const rollbackArb: fc.Arbitrary<Fault> = fc.record({
   agoMs: fc.integer({ min: 0, max: 20_000 }),
 });
 
-export function scheduleArbitrary(options: { rollbacks?: boolean } = {}): fc.Arbitrary<Schedule> {
-  const fault = fc.oneof(...faultArbs, ...(options.rollbacks ? [rollbackArb] : []));
+/** A narrower fault mix: only these kinds, up to `maxFaults` of them, with this many processes. */
+export interface FaultMix {
+  kinds?: readonly Fault['kind'][];
+  maxFaults?: number;
+  minHolders?: number;
+}
+
+export function scheduleArbitrary(options: { rollbacks?: boolean; mix?: FaultMix } = {}): fc.Arbitrary<Schedule> {
+  const allowed = options.mix?.kinds ?? FAULT_KINDS.filter((kind) => kind !== 'rollback' || options.rollbacks);
+  const arbs = FAULT_KINDS.map((kind, i) => (kind === 'rollback' ? rollbackArb : faultArbs[i]));
+  const fault = fc.oneof(...arbs.filter((_, i) => allowed.includes(FAULT_KINDS[i])));
   return fc.record({
     seed: fc.integer({ min: 1, max: 0x7fffffff }),
-    holders: fc.array(fc.record({ skewMs: fc.integer({ min: -100, max: 100 }) }), { minLength: 2, maxLength: 4 }),
-    faults: fc.array(fault, { maxLength: 12 }),
+    holders: fc.array(fc.record({ skewMs: fc.integer({ min: -100, max: 100 }) }), {
+      minLength: options.mix?.minHolders ?? 2,
+      maxLength: 4,
+    }),
+    faults: fc.array(fault, { maxLength: options.mix?.maxFaults ?? 12 }),
     faultWindowMs: fc.constant(FAULT_WINDOW_MS),
   });
 }
@@ -107,6 +142,7 @@ export interface SearchOptions {
   bug?: PlantedBug;
   /** Adds same-process rollbacks to the faults (a documented gap: see {@link scheduleArbitrary}). */
   rollbacks?: boolean;
+  mix?: FaultMix;
   /** Real seconds spent shrinking a failure at most. */
   shrinkSeconds?: number;
   onProgress?: (report: SearchReport) => void;
@@ -133,23 +169,26 @@ export async function search(options: SearchOptions): Promise<SearchReport> {
     const seed = options.seed + i;
     let failed: RunResult | undefined;
     let shrinkUntil = Infinity;
-    const property = fc.asyncProperty(scheduleArbitrary({ rollbacks: options.rollbacks }), async (schedule) => {
-      if (performance.now() > shrinkUntil) return true;
-      const result = await runSchedule(schedule, { bug: options.bug });
-      if (failed === undefined) {
-        report.schedules++;
-        report.simulatedMs += result.simulatedMs;
-        report.ids += result.ids;
-        report.worstRecoveryMs = Math.max(report.worstRecoveryMs, result.worstRecoveryMs);
-        for (const [kind, n] of Object.entries(result.faultsByKind)) {
-          report.faultsByKind[kind] = (report.faultsByKind[kind] ?? 0) + n;
+    const property = fc.asyncProperty(
+      scheduleArbitrary({ rollbacks: options.rollbacks, mix: options.mix }),
+      async (schedule) => {
+        if (performance.now() > shrinkUntil) return true;
+        const result = await runSchedule(schedule, { bug: options.bug });
+        if (failed === undefined) {
+          report.schedules++;
+          report.simulatedMs += result.simulatedMs;
+          report.ids += result.ids;
+          report.worstRecoveryMs = Math.max(report.worstRecoveryMs, result.worstRecoveryMs);
+          for (const [kind, n] of Object.entries(result.faultsByKind)) {
+            report.faultsByKind[kind] = (report.faultsByKind[kind] ?? 0) + n;
+          }
         }
-      }
-      if (result.violation === undefined) return true;
-      if (failed === undefined) shrinkUntil = performance.now() + (options.shrinkSeconds ?? 60) * 1000;
-      failed = result;
-      return false;
-    });
+        if (result.violation === undefined) return true;
+        if (failed === undefined) shrinkUntil = performance.now() + (options.shrinkSeconds ?? 60) * 1000;
+        failed = result;
+        return false;
+      },
+    );
     const outcome = await fc.check(property, { seed, numRuns: 1 });
     if (outcome.failed && outcome.counterexample !== null) {
       const [schedule] = outcome.counterexample;

@@ -56,6 +56,8 @@ export type Fault =
   | { at: number; kind: 'kill'; holder: number; downMs: number }
   /** A graceful shutdown (release), then a new process `downMs` later. */
   | { at: number; kind: 'shutdown'; holder: number; downMs: number }
+  /** A rolling deploy: process i shuts down at `at + offsets[i]` and starts again `downs[i]` later. */
+  | { at: number; kind: 'deploy'; offsets: number[]; downs: number[] }
   /** SIGSTOP / a long GC / an event-loop stall: nothing runs, the clocks run on. */
   | { at: number; kind: 'pause'; holder: number; ms: number }
   /** The machine sleeps: nothing runs and the monotonic clock stops, while the wall clock runs on. */
@@ -587,6 +589,14 @@ class World {
     const holder = 'holder' in fault ? this.holders[fault.holder % this.holders.length] : undefined;
     const later = (ms: number, run: () => void) => ends.push({ at: this.t + ms, run });
     switch (fault.kind) {
+      case 'deploy':
+        this.holders.forEach((h, i) =>
+          later(fault.offsets[i % fault.offsets.length], () => {
+            const down = fault.downs[i % fault.downs.length];
+            this.apply({ at: this.t, kind: 'shutdown', holder: h.slot, downMs: down }, ends);
+          }),
+        );
+        return;
       case 'kill':
       case 'shutdown': {
         const process = holder!.process;
