@@ -18,7 +18,7 @@ import { runSchedule, type PlantedBug, type Schedule } from './world.js';
 
 /** A budget in schedules (the same schedules on every machine), with a time limit above it. */
 const BUDGET_SCHEDULES = Number(process.env.SIM_BUG_SCHEDULES ?? 400);
-const BUDGET_SECONDS = Number(process.env.SIM_BUG_SECONDS ?? 120);
+const BUDGET_SECONDS = Number(process.env.SIM_BUG_SECONDS ?? 240);
 const SEED = Number(process.env.SIM_SEED ?? 1);
 /**
  * The fault mix each search uses: the default one, or a narrower one where the bug hides behind a rare combination.

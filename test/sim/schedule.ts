@@ -14,7 +14,7 @@ const at = fc.integer({ min: 0, max: FAULT_WINDOW_MS - 1 });
 const shortMs = fc.integer({ min: 50, max: 6000 });
 
 /** The kind each entry of {@link faultArbs} generates, in order. */
-const FAULT_KINDS: Fault['kind'][] = [
+export const FAULT_KINDS: Fault['kind'][] = [
   'kill',
   'shutdown',
   'pause',
@@ -102,7 +102,7 @@ export interface FaultMix {
 }
 
 export function scheduleArbitrary(options: { rollbacks?: boolean; mix?: FaultMix } = {}): fc.Arbitrary<Schedule> {
-  const allowed = options.mix?.kinds ?? FAULT_KINDS.filter((kind) => kind !== 'rollback' || options.rollbacks);
+  const allowed = (options.mix?.kinds ?? FAULT_KINDS).filter((kind) => kind !== 'rollback' || options.rollbacks);
   const arbs = FAULT_KINDS.map((kind, i) => (kind === 'rollback' ? rollbackArb : faultArbs[i]));
   const fault = fc.oneof(...arbs.filter((_, i) => allowed.includes(FAULT_KINDS[i])));
   return fc.record({
