@@ -23,7 +23,7 @@ import { jest } from '@jest/globals';
 import type { Clock } from '../../lib/core/clock.js';
 import { WorkerUnavailableError } from '../../lib/core/errors.js';
 import { SnowflakeGenerator } from '../../lib/core/generator.js';
-import { resolveLayout, type Layout } from '../../lib/core/layout.js';
+import { resolveLayout } from '../../lib/core/layout.js';
 import { LeaseConnectionError } from '../../lib/lease/lease.client.js';
 import { SETTLE_AFTER_LOSS_MS } from '../../lib/lease/lease.contract.js';
 import { leaseKeys } from '../../lib/lease/lease.keys.js';
@@ -39,6 +39,7 @@ import { SimBackend, type ReplyTamper, type ScriptName, type SimLink } from './s
 export const TTL_MS = 3000;
 export const ID_COUNT = 4;
 const START = Date.UTC(2026, 10, 25, 12);
+/** How often the processes are asked for IDs and faults are applied (SIM_STEP_MS to change it). */
 const STEP_MS = Number(process.env.SIM_STEP_MS ?? 20);
 const SNAPSHOT_EVERY_MS = 200;
 const RESTART_AFTER_FAILED_BOOT_MS = 1000;
@@ -756,5 +757,3 @@ function describeReply(reply: Reply | Error): string {
 function range(n: number): number[] {
   return Array.from({ length: n }, (_, i) => i);
 }
-
-export type { Layout };
