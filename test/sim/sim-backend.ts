@@ -1,0 +1,104 @@
+import type { LeaseBackend } from '../../lib/lease/lease.backend.js';
+import { LeaseConnectionError } from '../../lib/lease/lease.client.js';
+import type { LeaseKeys } from '../../lib/lease/lease.keys.js';
+import {
+  LeaseProtocol,
+  type ClaimReply,
+  type ClaimRequest,
+  type NoteReply,
+  type ReleaseReply,
+  type RenewReply,
+  type RenewRequest,
+  type ServerStamp,
+} from '../../lib/lease/lease.protocol.js';
+import type { LeaseSettings } from '../../lib/lease/lease.settings.js';
+import type { Reply } from './redis-model.js';
+
+export type ScriptName = 'claim' | 'renew' | 'release' | 'note';
+
+/** How a holder's round trips reach the model: through its simulated network, which may delay, drop or cut them. */
+export interface SimLink {
+  run(script: ScriptName, keys: string[], args: (string | number)[]): Promise<Reply>;
+}
+
+/** What a planted bug changes in the replies the coordinator sees (test-only: never part of the library). */
+export interface ReplyTamper {
+  /** The previous holder's ceiling is forgotten: every claim answers without a floor. */
+  dropFloor?: boolean;
+  /** The server's time is reported as the holder's own wall clock: the offset check never sees a difference. */
+  serverTimeIs?: () => number;
+}
+
+/**
+ * The lease backend of one simulated process: the same argument building and reply decoding as the Redis backend
+ * (LeaseProtocol), over a simulated link to the Redis model. The record key it reports to the process-wide registry
+ * carries the process's name, so that simulated processes sharing this one real process keep their own history.
+ */
+export class SimBackend implements LeaseBackend {
+  private readonly protocol: LeaseProtocol;
+  private fresh = 0;
+
+  constructor(
+    private readonly link: SimLink,
+    settings: LeaseSettings,
+    keys: LeaseKeys,
+    private readonly processName: string,
+    private readonly pid: number,
+    private readonly tamper: ReplyTamper = {},
+  ) {
+    this.protocol = new LeaseProtocol(keys, settings);
+  }
+
+  connect(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  async claim(request: Omit<ClaimRequest, 'host' | 'pid'>): Promise<ClaimReply> {
+    const args = this.protocol.claimArgs({ ...request, host: this.processName, pid: this.pid });
+    const reply = this.stamped(LeaseProtocol.decodeClaim(await this.call('claim', request.candidate, args)));
+    if (this.tamper.dropFloor && reply.kind === 'ok') return { ...reply, floorMs: -1 };
+    return reply;
+  }
+
+  async renew(request: RenewRequest): Promise<RenewReply> {
+    const args = this.protocol.renewArgs(request, this.freshToken());
+    return this.stamped(LeaseProtocol.decodeRenew(await this.call('renew', request.id, args)));
+  }
+
+  async release(id: number, token: string, lastMs: number): Promise<ReleaseReply> {
+    const args = this.protocol.releaseArgs(id, token, lastMs, this.freshToken());
+    return this.stamped(LeaseProtocol.decodeRelease(await this.call('release', id, args)));
+  }
+
+  async note(id: number, lastMs: number): Promise<NoteReply> {
+    const args = this.protocol.noteArgs(id, lastMs, this.freshToken());
+    return this.stamped(LeaseProtocol.decodeNote(await this.call('note', id, args)));
+  }
+
+  confirm(): Promise<string | undefined> {
+    return Promise.resolve(undefined);
+  }
+
+  recordKey(id: number): string {
+    return `${this.processName}/${this.protocol.recordKey(id)}`;
+  }
+
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  private async call(script: ScriptName, id: number, args: (string | number)[]): Promise<unknown[]> {
+    const reply = await this.link.run(script, this.protocol.scriptKeys(id), args);
+    if (!Array.isArray(reply)) throw new LeaseConnectionError('sim', `${script} failed`, new Error('bad reply'));
+    return reply;
+  }
+
+  private stamped<T extends ServerStamp>(reply: T): T {
+    if (this.tamper.serverTimeIs === undefined) return reply;
+    return { ...reply, serverMs: this.tamper.serverTimeIs() };
+  }
+
+  private freshToken(): string {
+    return `${this.processName}-m${++this.fresh}`;
+  }
+}

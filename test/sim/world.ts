@@ -1,0 +1,759 @@
+/**
+ * The lease simulator's world: N simulated processes, each running the real lease (RedisWorkerSource with its claim
+ * loop, renewal timer, give-back and permit), WorkerBinding, SnowflakeGenerator and IdService, with clocks of its own
+ * (wall and monotonic), a network of its own to a Redis model that runs the project's Lua scripts, all on jest's fake
+ * time. A schedule of faults (a plain value, so fast-check can generate and shrink it) is played against it, and
+ * every issued ID is checked as it comes out.
+ *
+ * Checked on every ID:
+ * - uniqueness across all processes;
+ * - order per worker ID across processes: every ID issued under a worker ID is above every ID issued under it
+ *   before, by anyone (the floor, ceiling, fence and settling rules together promise this; a duplicate is the
+ *   worst case of breaking it, an ID below an earlier one is the warning that a duplicate was possible).
+ * Checked at the end: liveness, every process issued again within {@link LIVENESS_BOUND_MS} of the faults stopping.
+ *
+ * What it does not model: replicas, promotion with lag as a replication stream (a failover is a restart from an
+ * older snapshot with a new run_id and replication ID), Sentinel views (confirm() always agrees), WAIT, Redis Cluster,
+ * eviction policies (keys are deleted by the schedule instead), a Redis server clock that steps, timers that run on a
+ * process's own (skewed) monotonic clock (timers fire on the simulation's true time; the clocks the code reads are
+ * the skewed ones), and the event loop of a paused process (its timers still fire during the pause; its round trips
+ * and its ID requests wait until it resumes).
+ */
+import { jest } from '@jest/globals';
+import type { Clock } from '../../lib/core/clock.js';
+import { WorkerUnavailableError } from '../../lib/core/errors.js';
+import { SnowflakeGenerator } from '../../lib/core/generator.js';
+import { resolveLayout } from '../../lib/core/layout.js';
+import { LeaseConnectionError } from '../../lib/lease/lease.client.js';
+import { SETTLE_AFTER_LOSS_MS } from '../../lib/lease/lease.contract.js';
+import { leaseKeys } from '../../lib/lease/lease.keys.js';
+import { CLAIM_SCRIPT, NOTE_SCRIPT, RELEASE_SCRIPT, RENEW_SCRIPT } from '../../lib/lease/lease.scripts.js';
+import { resolveLeaseSettings, type LeaseSettings } from '../../lib/lease/lease.settings.js';
+import { RedisWorkerSource } from '../../lib/lease/redis-worker.source.js';
+import { IdService } from '../../lib/module/id.service.js';
+import { WorkerBinding } from '../../lib/worker/worker-binding.js';
+import type { WorkerAssignment, WorkerIdSource, WorkerSourceContext } from '../../lib/worker/worker-source.js';
+import { mulberry32, RedisModel, type Reply, type Snapshot } from './redis-model.js';
+import { SimBackend, type ReplyTamper, type ScriptName, type SimLink } from './sim-backend.js';
+
+export const TTL_MS = 3000;
+export const ID_COUNT = 4;
+const START = Date.UTC(2026, 10, 25, 12);
+/** How often the processes are asked for IDs and faults are applied (SIM_STEP_MS to change it). */
+const STEP_MS = Number(process.env.SIM_STEP_MS ?? 20);
+const SNAPSHOT_EVERY_MS = 200;
+const RESTART_AFTER_FAILED_BOOT_MS = 1000;
+const LAYOUT = resolveLayout({ workerBits: 2 }, START);
+
+/**
+ * How long after the faults stop every process must issue again: settling after a loss (12 s), a lease left by a
+ * killed process running out (one TTL) and the back-off of a claim that found Redis away (one renew interval), a
+ * floor wait (maxFloorWaitMs, 2 s), a renewal and a claim that time out (2 × 2 s), and a TTL to spare.
+ */
+export const LIVENESS_BOUND_MS = SETTLE_AFTER_LOSS_MS + 2 * TTL_MS + 2000 + 2 * 2000;
+
+export type Fault =
+  /** kill -9; the process starts again (a new process, no memory of the old one) `downMs` later. */
+  | { at: number; kind: 'kill'; holder: number; downMs: number }
+  /** A graceful shutdown (release), then a new process `downMs` later. */
+  | { at: number; kind: 'shutdown'; holder: number; downMs: number }
+  /** A rolling deploy: process i shuts down at `at + offsets[i]` and starts again `downs[i]` later. */
+  | { at: number; kind: 'deploy'; offsets: number[]; downs: number[] }
+  /** SIGSTOP / a long GC / an event-loop stall: nothing runs, the clocks run on. */
+  | { at: number; kind: 'pause'; holder: number; ms: number }
+  /** The machine sleeps: nothing runs and the monotonic clock stops, while the wall clock runs on. */
+  | { at: number; kind: 'suspend'; holder: number; ms: number }
+  /** Requests, replies or both are lost for `ms`. */
+  | { at: number; kind: 'partition'; holder: number; ms: number; way: 'both' | 'requests' | 'replies' }
+  /** A bad network for `ms`: delays up to `delayMs`, drops and duplicated requests (a resend after a reconnect). */
+  | { at: number; kind: 'lossy'; holder: number; ms: number; delayMs: number; dropPct: number; dupPct: number }
+  /** The wall clock steps by `byMs` (NTP step, an operator); it stays there until the faults stop. */
+  | { at: number; kind: 'wall-step'; holder: number; byMs: number }
+  /** The wall or monotonic clock runs fast or slow by `ppm` until the faults stop. */
+  | { at: number; kind: 'rate'; holder: number; clock: 'wall' | 'mono'; ppm: number }
+  /** Redis restarts after `downMs`: empty, or from the snapshot of `agoMs` before (persistence, or a replica). */
+  | { at: number; kind: 'redis-restart'; downMs: number; from: 'empty' | { agoMs: number } }
+  | { at: number; kind: 'flushall' }
+  /** Deletes (or evicts) these keys: 0 meta, 1 cursor, 2 expiry, 3.. records. */
+  | { at: number; kind: 'delete'; keys: number[] }
+  /** Older data comes back in the same Redis process (run_id and replication ID unchanged). */
+  | { at: number; kind: 'rollback'; agoMs: number };
+
+export interface HolderSpec {
+  /** Constant wall-clock offset from the true time, ms. */
+  skewMs: number;
+  /** Another contract (a canary with a shorter TTL): the namespace refuses it while others hold leases. */
+  ttlMs?: number;
+  /** Starts this long after the beginning (default at once). */
+  startAtMs?: number;
+}
+
+export interface Schedule {
+  /** Drives the network's delays and drops and how many IDs each process asks for. */
+  seed: number;
+  holders: HolderSpec[];
+  faults: Fault[];
+  /** Faults happen within [0, faultWindowMs); after it everything heals, and the liveness clock starts. */
+  faultWindowMs: number;
+}
+
+/** Bugs planted through test-only seams, to show the checks catch them. */
+export type PlantedBug = 'floor' | 'fence' | 'settling' | 'recovery-proof' | 'clock-check';
+
+export interface Violation {
+  kind: 'duplicate' | 'order' | 'liveness' | 'crash';
+  atMs: number;
+  detail: string;
+}
+
+export interface RunResult {
+  violation: Violation | undefined;
+  simulatedMs: number;
+  ids: number;
+  faultsByKind: Record<string, number>;
+  /** The longest a process took, after the faults stopped, to issue again. */
+  worstRecoveryMs: number;
+  timeline: string[];
+}
+
+export interface RunOptions {
+  bug?: PlantedBug;
+  /** Keeps a readable timeline (slower). */
+  trace?: boolean;
+  /** Holders exempt from the liveness check (a canary the namespace refuses). */
+  livenessExempt?: readonly number[];
+}
+
+/** The planted bugs' patched scripts: settling never lasts, a lapsed lease counts as proof. */
+function scriptsFor(bug: PlantedBug | undefined): Record<ScriptName, string> {
+  const scripts = { claim: CLAIM_SCRIPT, renew: RENEW_SCRIPT, release: RELEASE_SCRIPT, note: NOTE_SCRIPT };
+  if (bug === 'settling') {
+    for (const name of Object.keys(scripts) as ScriptName[]) {
+      scripts[name] = patch(scripts[name], `local SETTLE = ${SETTLE_AFTER_LOSS_MS}`, 'local SETTLE = 0');
+    }
+  }
+  if (bug === 'recovery-proof') {
+    scripts.renew = patch(
+      scripts.renew,
+      'local unlapsed = now + proof_margin < previous_expiry',
+      'local unlapsed = true',
+    );
+  }
+  return scripts;
+}
+
+function patch(script: string, from: string, to: string): string {
+  if (!script.includes(from)) throw new Error(`planted bug: "${from}" not found in the script`);
+  return script.split(from).join(to);
+}
+
+/** A process's clocks: the true time with an offset, a rate error and steps; the monotonic one may stop. */
+class SimClock implements Clock {
+  private wallBase: number;
+  private wallAt: number;
+  wallPpm = 0;
+  private monoBase = 0;
+  private monoAt: number;
+  monoPpm = 0;
+  private frozen = false;
+
+  constructor(
+    private readonly trueNow: () => number,
+    readonly skewMs: number,
+  ) {
+    this.wallAt = this.monoAt = trueNow();
+    this.wallBase = this.wallAt + skewMs;
+  }
+
+  now(): number {
+    const t = this.trueNow();
+    return Math.floor(this.wallBase + (t - this.wallAt) * (1 + this.wallPpm / 1e6));
+  }
+
+  monotonicNow(): number {
+    if (this.frozen) return this.monoBase;
+    const t = this.trueNow();
+    return this.monoBase + (t - this.monoAt) * (1 + this.monoPpm / 1e6);
+  }
+
+  step(byMs: number): void {
+    this.rebase();
+    this.wallBase += byMs;
+  }
+
+  setRate(clock: 'wall' | 'mono', ppm: number): void {
+    this.rebase();
+    if (clock === 'wall') this.wallPpm = ppm;
+    else this.monoPpm = ppm;
+  }
+
+  freeze(frozen: boolean): void {
+    this.rebase();
+    this.frozen = frozen;
+  }
+
+  /** Back to the true time plus the constant skew, at the true rate (NTP after the faults). */
+  heal(): void {
+    this.frozen = false;
+    this.rebase();
+    this.wallBase = this.trueNow() + this.skewMs;
+    this.wallPpm = this.monoPpm = 0;
+  }
+
+  private rebase(): void {
+    const t = this.trueNow();
+    this.wallBase = this.now();
+    this.wallAt = t;
+    this.monoBase = this.monotonicNow();
+    this.monoAt = t;
+  }
+}
+
+/** The conditions of one machine's link to Redis; they outlive the processes on it. */
+interface LinkState {
+  requestsCutUntil: number;
+  repliesCutUntil: number;
+  lossyUntil: number;
+  delayMs: number;
+  dropPct: number;
+  dupPct: number;
+}
+
+interface Holder {
+  slot: number;
+  spec: HolderSpec;
+  clock: SimClock;
+  link: LinkState;
+  incarnation: number;
+  process: SimProcess | undefined;
+  pausedUntil: number;
+  /** Callbacks waiting for the process to run again. */
+  onResume: (() => void)[];
+  /** First ID issued after the faults stopped (true ms), for the liveness check. */
+  issuedAfterHeal: number | undefined;
+  restartAt: number | undefined;
+}
+
+interface SimProcess {
+  name: string;
+  ids: IdService;
+  state: 'starting' | 'running' | 'failed' | 'dead' | 'stopped';
+  dead: boolean;
+  lastWorker: string | undefined;
+  lastRefusal: string | undefined;
+}
+
+const quiet = { log: () => undefined, warn: () => undefined, error: () => undefined };
+
+/** Runs one schedule on fake time. Call with jest's fake timers free (it installs and removes them). */
+export async function runSchedule(schedule: Schedule, options: RunOptions = {}): Promise<RunResult> {
+  jest.useFakeTimers({ now: START, doNotFake: ['performance', 'hrtime', 'nextTick', 'queueMicrotask'] });
+  try {
+    return await new World(schedule, options).run();
+  } finally {
+    jest.clearAllTimers();
+    jest.useRealTimers();
+    // Each simulated process's history lives in the process-wide registry under its own name; start clean.
+    delete (globalThis as Record<symbol, unknown>)[Symbol.for('nestjs-snowflake.process-workers')];
+  }
+}
+
+class World {
+  private readonly random: () => number;
+  private readonly model: RedisModel;
+  private readonly scripts: Record<ScriptName, string>;
+  private readonly holders: Holder[];
+  private readonly snapshots: { at: number; snapshot: Snapshot }[] = [];
+  private readonly timeline: string[] = [];
+  private readonly issued = new Set<bigint>();
+  private readonly lastByWorker = new Map<string, { id: bigint; by: string; at: number }>();
+  private readonly faultsByKind: Record<string, number> = {};
+  private readonly keyNames: string[];
+  private redisDownUntil = 0;
+  private violation: Violation | undefined;
+  private idCount = 0;
+  private healed = false;
+
+  constructor(
+    private readonly schedule: Schedule,
+    private readonly options: RunOptions,
+  ) {
+    this.random = mulberry32(schedule.seed);
+    this.model = new RedisModel(() => Date.now(), schedule.seed);
+    this.scripts = scriptsFor(options.bug);
+    this.holders = schedule.holders.map((spec, slot) => ({
+      slot,
+      spec,
+      clock: new SimClock(() => Date.now(), spec.skewMs),
+      link: { requestsCutUntil: 0, repliesCutUntil: 0, lossyUntil: 0, delayMs: 0, dropPct: 0, dupPct: 0 },
+      incarnation: 0,
+      process: undefined,
+      pausedUntil: 0,
+      onResume: [],
+      issuedAfterHeal: undefined,
+      restartAt: spec.startAtMs === undefined ? 0 : spec.startAtMs,
+    }));
+    const keys = leaseKeys(this.settingsFor(TTL_MS), 0);
+    this.keyNames = [keys.meta, keys.cursor, keys.expiry, ...range(ID_COUNT).map((i) => keys.recordPrefix + i)];
+  }
+
+  private get t(): number {
+    return Date.now() - START;
+  }
+
+  private log(line: string): void {
+    if (this.options.trace) this.timeline.push(`${String(this.t).padStart(6)} ms  ${line}`);
+  }
+
+  async run(): Promise<RunResult> {
+    const faults = [...this.schedule.faults].sort((a, b) => a.at - b.at);
+    const endMs = this.schedule.faultWindowMs + LIVENESS_BOUND_MS;
+    const ends: { at: number; run: () => void }[] = [];
+    let nextSnapshot = 0;
+    for (let t = 0; t <= endMs && this.violation === undefined && !this.allBackSince(t); t += STEP_MS) {
+      if (t >= nextSnapshot) {
+        this.snapshots.push({ at: t, snapshot: this.model.snapshot() });
+        if (this.snapshots.length > 200) this.snapshots.shift();
+        nextSnapshot = t + SNAPSHOT_EVERY_MS;
+      }
+      while (faults.length > 0 && faults[0].at <= t) this.apply(faults.shift()!, ends);
+      for (let i = ends.length - 1; i >= 0; i--) {
+        if (ends[i].at <= t) ends.splice(i, 1)[0].run();
+      }
+      if (!this.healed && t >= this.schedule.faultWindowMs) this.heal();
+      for (const holder of this.holders) {
+        if (holder.restartAt !== undefined && holder.restartAt <= t && !this.isPaused(holder)) this.start(holder);
+        this.issue(holder);
+      }
+      await jest.advanceTimersByTimeAsync(STEP_MS);
+    }
+    if (this.violation === undefined) this.checkLiveness();
+    let worstRecoveryMs = 0;
+    for (const holder of this.holders) {
+      if (holder.issuedAfterHeal !== undefined) {
+        worstRecoveryMs = Math.max(worstRecoveryMs, holder.issuedAfterHeal - this.schedule.faultWindowMs);
+      }
+    }
+    for (const holder of this.holders) this.teardown(holder);
+    return {
+      violation: this.violation,
+      simulatedMs: this.t,
+      ids: this.idCount,
+      faultsByKind: this.faultsByKind,
+      worstRecoveryMs,
+      timeline: this.timeline,
+    };
+  }
+
+  /** Every process issued again after the faults stopped, and three TTLs passed since they stopped. */
+  private allBackSince(t: number): boolean {
+    if (!this.healed || t < this.schedule.faultWindowMs + 3 * TTL_MS) return false;
+    const exempt = new Set(this.options.livenessExempt ?? []);
+    return this.holders.every((holder) => exempt.has(holder.slot) || holder.issuedAfterHeal !== undefined);
+  }
+
+  // ---- processes -------------------------------------------------------------------------------------------------
+
+  private settingsFor(ttlMs: number): LeaseSettings {
+    return resolveLeaseSettings({ url: 'redis://sim', namespace: 'sim', ttlMs, retryBackoffMs: 100 }, LAYOUT);
+  }
+
+  private start(holder: Holder): void {
+    holder.restartAt = undefined;
+    const name = `h${holder.slot}#${++holder.incarnation}`;
+    const settings = this.settingsFor(holder.spec.ttlMs ?? TTL_MS);
+    const tamper: ReplyTamper = {
+      dropFloor: this.options.bug === 'floor',
+      serverTimeIs: this.options.bug === 'clock-check' ? () => holder.clock.now() : undefined,
+    };
+    const process: SimProcess = {
+      name,
+      ids: undefined as unknown as IdService,
+      state: 'starting',
+      dead: false,
+      lastWorker: undefined,
+      lastRefusal: undefined,
+    };
+    const link: SimLink = { run: (script, keys, args) => this.roundTrip(holder, process, script, keys, args) };
+    let source: WorkerIdSource = new RedisWorkerSource(settings, 0, (s, keys) =>
+      Promise.resolve(new SimBackend(link, s, keys, name, holder.incarnation, tamper)),
+    );
+    if (this.options.bug === 'fence') source = new FenceIgnored(source as RedisWorkerSource);
+    const generator = new SnowflakeGenerator({
+      layout: LAYOUT,
+      clock: holder.clock,
+      clockBackToleranceMs: settings.clockBackToleranceMs,
+      maxSyncWaitMs: 0,
+    });
+    process.ids = new IdService(new WorkerBinding(generator, source, LAYOUT, holder.clock, quiet));
+    holder.process = process;
+    this.log(`${name} starts (wall ${holder.clock.now() - Date.now()} ms off)`);
+    process.ids.onModuleInit().then(
+      () => {
+        if (process.state === 'starting') process.state = 'running';
+      },
+      (error: unknown) => {
+        if (process.state !== 'starting') return;
+        process.state = 'failed';
+        this.log(`${name} failed to start: ${error instanceof Error ? error.message.slice(0, 160) : String(error)}`);
+        if (holder.process === process) holder.restartAt = this.t + RESTART_AFTER_FAILED_BOOT_MS;
+      },
+    );
+  }
+
+  private issue(holder: Holder): void {
+    const process = holder.process;
+    if (process === undefined || process.state !== 'running' || this.isPaused(holder)) return;
+    const count = Math.floor(this.random() * 3);
+    for (let i = 0; i < count; i++) {
+      let id: bigint;
+      try {
+        id = process.ids.next();
+      } catch (error) {
+        const reason = error instanceof WorkerUnavailableError ? error.reason : (error as Error).name;
+        if (reason !== process.lastRefusal) this.log(`${process.name} refused: ${reason}`);
+        process.lastRefusal = reason;
+        if (!(error instanceof WorkerUnavailableError) && !/ClockMovedBack|SequenceExhausted/.test(reason)) {
+          this.fail('crash', `${process.name}: next() threw ${(error as Error).stack ?? String(error)}`);
+        }
+        return;
+      }
+      process.lastRefusal = undefined;
+      this.check(holder, process, id);
+      if (this.violation !== undefined) return;
+    }
+  }
+
+  private check(holder: Holder, process: SimProcess, id: bigint): void {
+    this.idCount++;
+    const parts = process.ids.decode(id);
+    const worker = `${parts.datacenterId}:${parts.workerId}`;
+    if (worker !== process.lastWorker) {
+      this.log(`${process.name} issues as worker ${worker} from ${parts.timestamp} (${id})`);
+      process.lastWorker = worker;
+    }
+    if (this.healed && holder.issuedAfterHeal === undefined) holder.issuedAfterHeal = this.t;
+    if (this.issued.has(id)) {
+      const last = this.lastByWorker.get(worker);
+      this.fail('duplicate', `${process.name} issued ${id} (worker ${worker}) again; last under it by ${last?.by}`);
+      return;
+    }
+    this.issued.add(id);
+    const last = this.lastByWorker.get(worker);
+    if (last !== undefined && id <= last.id) {
+      const before = process.ids.decode(last.id);
+      this.fail(
+        'order',
+        `${process.name} issued ${id} (worker ${worker}, t=${parts.timestamp} seq ${parts.sequence}) below ` +
+          `${last.id} (t=${before.timestamp} seq ${before.sequence}) issued by ${last.by} at ${last.at} ms`,
+      );
+      return;
+    }
+    this.lastByWorker.set(worker, { id, by: process.name, at: this.t });
+  }
+
+  private fail(kind: Violation['kind'], detail: string): void {
+    if (this.violation !== undefined) return;
+    this.violation = { kind, atMs: this.t, detail };
+    this.log(`VIOLATION ${kind}: ${detail}`);
+  }
+
+  private checkLiveness(): void {
+    const exempt = new Set(this.options.livenessExempt ?? []);
+    for (const holder of this.holders) {
+      if (exempt.has(holder.slot) || holder.issuedAfterHeal !== undefined) continue;
+      const process = holder.process;
+      this.fail(
+        'liveness',
+        `${process?.name ?? `h${holder.slot}`} issued nothing within ${LIVENESS_BOUND_MS} ms after the faults ` +
+          `stopped (state ${process?.state}, last refusal ${process?.lastRefusal ?? 'none'}, lease ` +
+          `${JSON.stringify(process?.ids.status().lease?.state)})`,
+      );
+      return;
+    }
+  }
+
+  /** Ends a process so that nothing of it runs on: its round trips never answer, and it leaves the registry. */
+  private teardown(holder: Holder): void {
+    const process = holder.process;
+    if (process === undefined || process.dead) return;
+    process.dead = true;
+    process.state = 'dead';
+    void process.ids.onApplicationShutdown().catch(() => undefined);
+  }
+
+  private isPaused(holder: Holder): boolean {
+    return holder.pausedUntil > this.t;
+  }
+
+  /** Runs `callback` now, or when the holder's process runs again. */
+  private whenRunning(holder: Holder, callback: () => void): void {
+    if (this.isPaused(holder)) holder.onResume.push(callback);
+    else callback();
+  }
+
+  // ---- the network -----------------------------------------------------------------------------------------------
+
+  private delay(link: LinkState): number {
+    const base = 1 + Math.floor(this.random() * 4);
+    if (link.lossyUntil <= this.t) return base;
+    return base + Math.floor(this.random() * link.delayMs);
+  }
+
+  private roundTrip(
+    holder: Holder,
+    process: SimProcess,
+    script: ScriptName,
+    keys: string[],
+    args: (string | number)[],
+  ): Promise<Reply> {
+    if (process.dead) return new Promise(() => undefined);
+    const timeoutMs = 2000;
+    return new Promise<Reply>((resolve, reject) => {
+      let settled = false;
+      const finish = (outcome: () => void) =>
+        this.whenRunning(holder, () => {
+          if (settled || process.dead) return;
+          settled = true;
+          clearTimeout(timer);
+          outcome();
+        });
+      const timer = setTimeout(
+        () =>
+          finish(() =>
+            reject(
+              new LeaseConnectionError(
+                'sim',
+                `${script} failed`,
+                new Error(`Redis ${script} did not answer within ${timeoutMs} ms`),
+              ),
+            ),
+          ),
+        timeoutMs,
+      );
+      const send = () => {
+        const link = holder.link;
+        if (this.redisDownUntil > this.t) {
+          finish(() => reject(new LeaseConnectionError('sim', 'not connected (connection reconnecting)', undefined)));
+          return;
+        }
+        const lossy = link.lossyUntil > this.t;
+        if (link.requestsCutUntil > this.t || (lossy && this.random() * 100 < link.dropPct)) {
+          this.log(`${process.name} ${script} request lost`);
+          return;
+        }
+        const copies = lossy && this.random() * 100 < link.dupPct ? 2 : 1;
+        setTimeout(() => {
+          if (this.redisDownUntil > this.t) return;
+          let reply: Reply | Error;
+          try {
+            reply = this.model.eval(this.scripts[script], keys, args);
+          } catch (error) {
+            reply = error as Error;
+          }
+          if (this.options.trace) this.log(`${process.name} ${script} ran: ${describeReply(reply)}`);
+          if (copies > 1) {
+            setTimeout(() => {
+              try {
+                this.model.eval(this.scripts[script], keys, args);
+                this.log(`${process.name} ${script} ran again (duplicated)`);
+              } catch {
+                // A duplicate's failure reaches nobody.
+              }
+            }, this.delay(link));
+          }
+          if (link.repliesCutUntil > this.t || (lossy && this.random() * 100 < link.dropPct)) {
+            this.log(`${process.name} ${script} reply lost`);
+            return;
+          }
+          setTimeout(
+            () =>
+              finish(() =>
+                reply instanceof Error
+                  ? reject(new LeaseConnectionError('sim', `${script} failed`, reply))
+                  : resolve(reply),
+              ),
+            this.delay(link),
+          );
+        }, this.delay(link));
+      };
+      this.whenRunning(holder, send);
+    });
+  }
+
+  // ---- faults ----------------------------------------------------------------------------------------------------
+
+  private apply(fault: Fault, ends: { at: number; run: () => void }[]): void {
+    this.faultsByKind[fault.kind] = (this.faultsByKind[fault.kind] ?? 0) + 1;
+    const { at: _at, ...shown } = fault;
+    this.log(`FAULT ${JSON.stringify(shown)}`);
+    const holder = 'holder' in fault ? this.holders[fault.holder % this.holders.length] : undefined;
+    const later = (ms: number, run: () => void) => ends.push({ at: this.t + ms, run });
+    switch (fault.kind) {
+      case 'deploy':
+        this.holders.forEach((h, i) =>
+          later(fault.offsets[i % fault.offsets.length], () => {
+            const down = fault.downs[i % fault.downs.length];
+            this.apply({ at: this.t, kind: 'shutdown', holder: h.slot, downMs: down }, ends);
+          }),
+        );
+        return;
+      case 'kill':
+      case 'shutdown': {
+        const process = holder!.process;
+        if (process === undefined || process.dead) return;
+        if (fault.kind === 'kill') {
+          process.dead = true;
+          process.state = 'dead';
+        } else {
+          process.state = 'stopped';
+          this.whenRunning(holder!, () => void process.ids.onApplicationShutdown().catch(() => undefined));
+        }
+        holder!.restartAt = this.t + fault.downMs;
+        return;
+      }
+      case 'pause':
+      case 'suspend': {
+        const h = holder!;
+        const until = Math.max(h.pausedUntil, this.t + fault.ms);
+        h.pausedUntil = until;
+        if (fault.kind === 'suspend') h.clock.freeze(true);
+        later(fault.ms, () => {
+          if (fault.kind === 'suspend') h.clock.freeze(false);
+          if (h.pausedUntil <= this.t) this.resume(h);
+        });
+        return;
+      }
+      case 'partition': {
+        const link = holder!.link;
+        if (fault.way !== 'replies') link.requestsCutUntil = Math.max(link.requestsCutUntil, this.t + fault.ms);
+        if (fault.way !== 'requests') link.repliesCutUntil = Math.max(link.repliesCutUntil, this.t + fault.ms);
+        return;
+      }
+      case 'lossy': {
+        Object.assign(holder!.link, {
+          lossyUntil: this.t + fault.ms,
+          delayMs: fault.delayMs,
+          dropPct: fault.dropPct,
+          dupPct: fault.dupPct,
+        });
+        return;
+      }
+      case 'wall-step':
+        holder!.clock.step(fault.byMs);
+        return;
+      case 'rate':
+        holder!.clock.setRate(fault.clock, fault.ppm);
+        return;
+      case 'redis-restart': {
+        this.redisDownUntil = this.t + fault.downMs;
+        this.model.restart(fault.from === 'empty' ? undefined : this.snapshotAgo(fault.from.agoMs));
+        return;
+      }
+      case 'flushall':
+        this.model.flushAll();
+        return;
+      case 'delete':
+        this.model.deleteKeys(fault.keys.map((i) => this.keyNames[i % this.keyNames.length]));
+        return;
+      case 'rollback':
+        this.model.rollback(this.snapshotAgo(fault.agoMs));
+        return;
+    }
+  }
+
+  private snapshotAgo(agoMs: number): Snapshot {
+    const wanted = this.t - agoMs;
+    let best = this.snapshots[0];
+    for (const entry of this.snapshots) if (entry.at <= wanted) best = entry;
+    return best?.snapshot ?? this.model.snapshot();
+  }
+
+  private resume(holder: Holder): void {
+    holder.pausedUntil = 0;
+    const waiting = holder.onResume.splice(0);
+    for (const callback of waiting) callback();
+  }
+
+  /** The faults stop: links heal, paused processes resume, clocks return to their skew, stopped processes start. */
+  private heal(): void {
+    this.healed = true;
+    this.redisDownUntil = 0;
+    this.log('faults stop; liveness clock starts');
+    for (const holder of this.holders) {
+      Object.assign(holder.link, { requestsCutUntil: 0, repliesCutUntil: 0, lossyUntil: 0 });
+      holder.clock.heal();
+      if (holder.pausedUntil > 0) this.resume(holder);
+      const state = holder.process?.state;
+      if (holder.process === undefined || state === 'dead' || state === 'stopped' || state === 'failed') {
+        holder.restartAt = Math.min(holder.restartAt ?? Infinity, this.t);
+      }
+    }
+  }
+}
+
+/**
+ * The planted 'fence' bug: a wrapper around the lease that issues past its fence (the permit answers with the
+ * lease's ceiling where the real one refuses with 'fenced'). Test-only; it reads the lease's private phase.
+ */
+class FenceIgnored implements WorkerIdSource {
+  readonly kind = 'redis';
+
+  constructor(private readonly inner: RedisWorkerSource) {}
+
+  async start(context: WorkerSourceContext): Promise<WorkerAssignment> {
+    const proxy: WorkerSourceContext = {
+      layout: context.layout,
+      clock: context.clock,
+      logger: context.logger,
+      lastTimestamp: () => context.lastTimestamp(),
+      reassign: (assignment, reason) => context.reassign(assignment && this.wrap(assignment), reason),
+    };
+    return this.wrap(await this.inner.start(proxy));
+  }
+
+  stop(lastTimestamp: number): Promise<void> {
+    return this.inner.stop(lastTimestamp);
+  }
+
+  requestSwitch(lastTimestamp: number, reason: string): boolean {
+    return this.inner.requestSwitch(lastTimestamp, reason);
+  }
+
+  whenReady(): Promise<void> {
+    return this.inner.whenReady();
+  }
+
+  private wrap(assignment: WorkerAssignment): WorkerAssignment {
+    const permit = assignment.permit;
+    if (permit === undefined) return assignment;
+    const inner = this.inner as unknown as { phase: { name: string; lease?: { ceilingTicks: number } } };
+    return {
+      ...assignment,
+      permit: {
+        ceiling: (nowMs) => {
+          try {
+            return permit.ceiling(nowMs);
+          } catch (error) {
+            const lease = inner.phase.lease;
+            if (error instanceof WorkerUnavailableError && error.reason === 'fenced' && lease !== undefined) {
+              return lease.ceilingTicks;
+            }
+            throw error;
+          }
+        },
+        ceilingReached: () => permit.ceilingReached?.(),
+      },
+    };
+  }
+}
+
+function describeReply(reply: Reply | Error): string {
+  if (reply instanceof Error) return `error ${reply.message}`;
+  if (!Array.isArray(reply)) return JSON.stringify(reply);
+  return JSON.stringify(reply.slice(0, -1));
+}
+
+function range(n: number): number[] {
+  return Array.from({ length: n }, (_, i) => i);
+}
