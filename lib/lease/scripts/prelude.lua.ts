@@ -48,6 +48,12 @@ local SETTLE = ${SETTLE_AFTER_LOSS_MS}
 -- confirm it again by taking their IDs back (\`confirmed\` 0 until then). The mirrors take the surviving keys as
 -- they are.
 local function new_marker()
+  -- Members of the expiry set are gone (deleted, evicted): an ID whose holder never comes back would be in neither
+  -- the cursor's range nor the set, and never handed out again. The cursor starts again, as after a full loss: it
+  -- passes over the IDs holders take back, and the others are covered by the settling, as after a full loss.
+  if redis.call('ZCARD', EXPIRY) < tonumber(redis.call('HGET', META, 'members') or '0') then
+    redis.call('DEL', CURSOR)
+  end
   redis.call('HSET', META, 'marker', FRESH, 'created', now, 'settleMs', SETTLE, 'server', server,
     'cursor', tonumber(redis.call('GET', CURSOR) or '0'), 'members', redis.call('ZCARD', EXPIRY), 'confirmed', 0)
   redis.call('HSETNX', META, 'config', CONFIG)
