@@ -228,11 +228,17 @@ export const FAULTS = {
         `${ctx.keyPrefix}w:`,
         fault.pick,
       );
+    // A Redis made a replica for a moment by another fault (a rollback's resync) refuses writes: try again then.
+    const tryDelete = (client) =>
+      deleteOne(client).catch((error) => {
+        if (/READONLY/.test(String(error?.message))) return [];
+        throw error;
+      });
     return onPrimary(ctx, async (client, server) => {
-      let reply = await deleteOne(client);
+      let reply = await tryDelete(client);
       for (let waited = 0; reply.length === 0 && waited < FREE_RECORD_WAIT_MS && !ctx.ending(); waited += 500) {
         await ctx.sleep(500);
-        reply = await deleteOne(client);
+        reply = await tryDelete(client);
       }
       if (reply.length === 0) throw new Skipped(`no free ID with a record within ${seconds(FREE_RECORD_WAIT_MS)}`);
       const [id, lapsed, now, spent, free] = reply;
