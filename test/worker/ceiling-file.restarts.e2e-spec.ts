@@ -140,7 +140,9 @@ describe('ceiling file: repeated kill -9 and restarts on clocks set back further
   }, 60_000);
 
   it('without the file, the same restart on a clock set back repeats IDs', async () => {
-    const first = start({ ceilingFile: null });
+    // Both children issue in busy loops (a batch every millisecond, sequences from 0), so that the milliseconds they
+    // share hold the same IDs whatever the machine's load does to their timers.
+    const first = start({ ceilingFile: null, busyMs: 300 });
     await first.ready(30_000);
     await waitUntil(
       () => first.ids().length > 2000,
@@ -153,7 +155,7 @@ describe('ceiling file: repeated kill -9 and restarts on clocks set back further
     const firstMs = codec.decode(issued[0]).timestamp;
     const lastMs = codec.decode(issued.at(-1)!).timestamp;
     // Started on a clock set back to before the first child's first ID, it runs until it has passed the last.
-    const second = start({ ceilingFile: null, clockOffsetMs: firstMs - Date.now() - 1000 });
+    const second = start({ ceilingFile: null, busyMs: 300, clockOffsetMs: firstMs - Date.now() - 1000 });
     await second.ready(30_000);
     await waitUntil(
       () => {
