@@ -22,7 +22,7 @@ export {
 export { UnknownGeneratorError } from './core/generator-name.errors.js';
 export type { SnowflakeIdForm } from './core/id-form.js';
 export { InvalidPublicIdError, InvalidSnowflakeTextError } from './forms/form.errors.js';
-export { format, parse } from './forms/format.js';
+export { formatId, parseIdText } from './forms/format.js';
 export {
   publicIdForm,
   type PublicIdForm,
@@ -40,7 +40,7 @@ export {
 export {
   DEFAULT_EPOCH,
   LAYOUT_PRESETS,
-  assertNodeFits,
+  checkNodeFitsLayout,
   resolveLayout,
   type Layout,
   type LayoutOptions,
@@ -49,11 +49,6 @@ export {
 } from './core/layout.js';
 export type { IssuePermit } from './core/permit.js';
 export { shardKeyHash, shardOfKey, type ShardKey } from './core/shard-key.js';
-export { ParseSnowflakeIdPipe, type ParseSnowflakeIdPipeOptions } from './http/parse-snowflake-id.pipe.js';
-export { SnowflakeIdParam, SnowflakeIdQuery } from './http/snowflake-id.decorators.js';
-export { SnowflakeExceptionFilter } from './http/snowflake-exception.filter.js';
-export { bigintsToStrings, snowflakeJsonReplacer } from './json/bigint-json.js';
-export { BigIntSerializerInterceptor } from './json/bigint-serializer.interceptor.js';
 export {
   ClockOutOfSyncError,
   LeaseConfigMismatchError,
@@ -75,8 +70,25 @@ export type { SnowflakeRegistrationExtras } from './module/snowflake.module-defi
 export { DuplicateGeneratorNameError } from './module/snowflake.errors.js';
 export { InjectIdService, getIdServiceToken } from './module/snowflake.names.js';
 export type { CeilingFileOptions, SnowflakeModuleOptions, WorkerLockOptions } from './module/snowflake.options.js';
-export { DEFAULT_GENERATOR_NAME, SNOWFLAKE_GENERATOR, SNOWFLAKE_WORKER_SOURCE } from './module/snowflake.tokens.js';
+export { DEFAULT_GENERATOR_NAME, SNOWFLAKE_WORKER_SOURCE } from './module/snowflake.tokens.js';
 export { CeilingFileError, type CeilingFileProblem } from './worker/ceiling-file.errors.js';
 export type { AsyncIdOptions, WaitOptions } from './worker/issue-wait.js';
 export { workerIdFromHostname } from './worker/static.source.js';
 export type { WorkerAssignment, WorkerIdSource, WorkerSourceContext } from './worker/worker-source.js';
+
+// Old names and homes, kept for one release (see CHANGELOG): the HTTP and JSON helpers now live in
+// `nestjs-snowflake/http`.
+export {
+  BigIntSerializerInterceptor,
+  ParseSnowflakeIdPipe,
+  SNOWFLAKE_GENERATOR,
+  SnowflakeExceptionFilter,
+  SnowflakeIdParam,
+  SnowflakeIdQuery,
+  assertNodeFits,
+  bigintsToStrings,
+  format,
+  parse,
+  snowflakeJsonReplacer,
+  type ParseSnowflakeIdPipeOptions,
+} from './deprecated.js';

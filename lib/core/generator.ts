@@ -9,7 +9,7 @@ import {
   UnsafeNumberError,
   WorkerUnavailableError,
 } from './errors.js';
-import { assertNodeFits, type Layout } from './layout.js';
+import { checkNodeFitsLayout, type Layout } from './layout.js';
 import { nonNegativeOption } from './option-checks.js';
 import type { IssuePermit } from './permit.js';
 import { SequenceStarts } from './sequence-start.js';
@@ -112,7 +112,7 @@ export class SnowflakeGenerator {
    * holder's ceiling; uniqueness across the switch comes from the differing worker bits.
    */
   assign(workerId: number, datacenterId: number, floor = -1, permit?: IssuePermit): void {
-    assertNodeFits(this.layout, datacenterId, workerId);
+    checkNodeFitsLayout(this.layout, datacenterId, workerId);
     this._workerId = workerId;
     this._datacenterId = datacenterId;
     this.node =

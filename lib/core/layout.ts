@@ -300,7 +300,7 @@ function checkBits(option: string, value: unknown, min: number, max: number): vo
  *
  * @publicApi
  */
-export function assertNodeFits(layout: Layout, datacenterId: number, workerId: number): void {
+export function checkNodeFitsLayout(layout: Layout, datacenterId: number, workerId: number): void {
   if (!Number.isInteger(datacenterId) || datacenterId < 0 || datacenterId > layout.maxDatacenterId) {
     throw new SnowflakeConfigError(
       'datacenterId',

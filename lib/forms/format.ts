@@ -8,11 +8,11 @@ const DECIMAL_FORM = decimalForm();
  * The text of an ID in `form` (decimal digits by default).
  *
  * @example
- * format(2125018075706167296n, base32Form()); // '1tzcmnsbw0400'
+ * formatId(2125018075706167296n, base32Form()); // '1tzcmnsbw0400'
  * @throws InvalidSnowflakeError when the ID is not a bigint the form can write
  * @publicApi
  */
-export function format(id: bigint, form: SnowflakeIdForm = DECIMAL_FORM): string {
+export function formatId(id: bigint, form: SnowflakeIdForm = DECIMAL_FORM): string {
   return form.format(id);
 }
 
@@ -24,6 +24,6 @@ export function format(id: bigint, form: SnowflakeIdForm = DECIMAL_FORM): string
  *   text; `InvalidPublicIdError` for a public ID that is forged, altered or foreign
  * @publicApi
  */
-export function parse(text: string, form: SnowflakeIdForm = DECIMAL_FORM): bigint {
+export function parseIdText(text: string, form: SnowflakeIdForm = DECIMAL_FORM): bigint {
   return form.parse(text);
 }

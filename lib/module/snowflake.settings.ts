@@ -4,7 +4,7 @@ import { DEFAULTS } from '../core/defaults.js';
 import { checkClock, systemClock, type Clock } from '../core/clock.js';
 import type { WorkerIdSource } from '../worker/worker-source.js';
 import { SnowflakeConfigError } from '../core/errors.js';
-import { assertNodeFits, resolveLayout, type Layout } from '../core/layout.js';
+import { checkNodeFitsLayout, resolveLayout, type Layout } from '../core/layout.js';
 import { createPublicIdForm, type PublicIdForm } from '../forms/public-id.form.js';
 import { nonNegativeOption, rejectPrototypeKeys, rejectUnknownKeys } from '../core/option-checks.js';
 import { resolveLeaseSettings, type LeaseSettings } from '../lease/lease.settings.js';
@@ -133,7 +133,7 @@ function resolveIssueSettings(options: SnowflakeModuleOptions | undefined): Omit
       DEFAULTS.clockBackToleranceMs,
     );
     const datacenterId = options.datacenterId ?? 0;
-    assertNodeFits(layout, datacenterId, 0);
+    checkNodeFitsLayout(layout, datacenterId, 0);
     return { layout, clock, clockBackToleranceMs, maxSyncWaitMs, datacenterId, worker: { kind: 'custom', source } };
   }
   if (hasWorker === hasRedis) {
@@ -155,7 +155,7 @@ function resolveIssueSettings(options: SnowflakeModuleOptions | undefined): Omit
       );
     }
     const datacenterId = options.datacenterId ?? 0;
-    assertNodeFits(layout, datacenterId, 0);
+    checkNodeFitsLayout(layout, datacenterId, 0);
     return { layout, clock, clockBackToleranceMs, maxSyncWaitMs, datacenterId, worker: { kind: 'redis', lease } };
   }
 
@@ -167,7 +167,7 @@ function resolveIssueSettings(options: SnowflakeModuleOptions | undefined): Omit
   const datacenterId = options.datacenterId ?? 0;
   if (options.workerId === 'hostname') {
     const workerId = workerIdFromHostname(options.hostname ?? osHostname());
-    assertNodeFits(layout, datacenterId, workerId);
+    checkNodeFitsLayout(layout, datacenterId, workerId);
     return {
       layout,
       clock,
@@ -183,7 +183,7 @@ function resolveIssueSettings(options: SnowflakeModuleOptions | undefined): Omit
       `expected a non-negative integer or 'hostname', got ${describeInput(options.workerId)}.`,
     );
   }
-  assertNodeFits(layout, datacenterId, options.workerId);
+  checkNodeFitsLayout(layout, datacenterId, options.workerId);
   return {
     layout,
     clock,

@@ -2,7 +2,7 @@ import { SnowflakeConfigError } from '../../lib/core/errors.js';
 import {
   DEFAULT_EPOCH,
   LAYOUT_PRESETS,
-  assertNodeFits,
+  checkNodeFitsLayout,
   resolveLayout,
   type LayoutOptions,
   type LayoutPresetName,
@@ -210,30 +210,30 @@ describe('resolveLayout validation', () => {
   });
 });
 
-describe('assertNodeFits: each value must fit its field', () => {
+describe('checkNodeFitsLayout: each value must fit its field', () => {
   const layout = resolveLayout({ preset: 'twitter' }, NOW);
 
   it('accepts the largest datacenter and worker IDs', () => {
-    expect(() => assertNodeFits(layout, 31, 31)).not.toThrow();
+    expect(() => checkNodeFitsLayout(layout, 31, 31)).not.toThrow();
   });
 
   it.each([[32], [-1], [1.5], [Number.NaN]])('names workerId for %p', (workerId) => {
-    const error = configError(() => assertNodeFits(layout, 0, workerId));
+    const error = configError(() => checkNodeFitsLayout(layout, 0, workerId));
     expect(error.option).toBe('workerId');
     expect(error.message).toMatch(/0 to 31/);
     expect(error.message).toMatch(/workerBits/);
   });
 
   it.each([[32], [-1], [2.5]])('names datacenterId for %p', (datacenterId) => {
-    const error = configError(() => assertNodeFits(layout, datacenterId, 0));
+    const error = configError(() => checkNodeFitsLayout(layout, datacenterId, 0));
     expect(error.option).toBe('datacenterId');
     expect(error.message).toMatch(/datacenterBits/);
   });
 
   it('allows only 0 in a field of 0 bits', () => {
     const noDatacenter = resolveLayout({ preset: 'default' }, NOW);
-    expect(() => assertNodeFits(noDatacenter, 0, 0)).not.toThrow();
-    expect(configError(() => assertNodeFits(noDatacenter, 1, 0)).option).toBe('datacenterId');
+    expect(() => checkNodeFitsLayout(noDatacenter, 0, 0)).not.toThrow();
+    expect(configError(() => checkNodeFitsLayout(noDatacenter, 1, 0)).option).toBe('datacenterId');
   });
 });
 

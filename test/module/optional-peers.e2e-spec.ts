@@ -60,6 +60,7 @@ describe('an app without the optional peers (resolve hook in a child process)', 
   const PROBES = [
     '@nestjs/terminus',
     'nestjs-snowflake/health',
+    'nestjs-snowflake/http',
     'nestjs-snowflake/typeorm',
     'nestjs-snowflake/prisma',
     'nestjs-snowflake/graphql',
@@ -99,6 +100,8 @@ describe('an app without the optional peers (resolve hook in a child process)', 
     expect(outcome.probes).toEqual({
       '@nestjs/terminus': expect.objectContaining(hidden('@nestjs/terminus', 'file:.*/without-peers\\.mjs')),
       'nestjs-snowflake/health': expect.objectContaining(hidden('@nestjs/terminus', 'file:.*/dist/health/')),
+      // The HTTP helpers need only the Nest packages every app has.
+      'nestjs-snowflake/http': 'loaded',
       'nestjs-snowflake/typeorm': expect.objectContaining(hidden('typeorm', 'file:.*/dist/orm/typeorm/')),
       'nestjs-snowflake/prisma': expect.objectContaining(
         hidden('@prisma/client/extension', 'file:.*/dist/orm/prisma/'),

@@ -1,6 +1,7 @@
 import { Controller, Get, Param } from '@nestjs/common';
 import { ApiOkResponse } from '@nestjs/swagger';
-import { IdService, ParseSnowflakeIdPipe, type SnowflakeParts } from 'nestjs-snowflake';
+import { IdService, type SnowflakeParts } from 'nestjs-snowflake';
+import { ParseSnowflakeIdPipe } from 'nestjs-snowflake/http';
 import { ApiSnowflakeId } from 'nestjs-snowflake/swagger';
 import { SnowflakePartsView } from './snowflake-parts.view.js';
 

@@ -1,6 +1,6 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiOkResponse } from '@nestjs/swagger';
-import { SnowflakeIdParam } from 'nestjs-snowflake';
+import { SnowflakeIdParam } from 'nestjs-snowflake/http';
 import { ApiSnowflakeId } from 'nestjs-snowflake/swagger';
 import { orderReference } from './order-reference.js';
 import { Order } from './order.entity.js';

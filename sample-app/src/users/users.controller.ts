@@ -1,6 +1,7 @@
 import { BadRequestException, Body, Controller, Get, Param, Post, Query } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiQuery } from '@nestjs/swagger';
-import { IdService, ParseSnowflakeIdPipe } from 'nestjs-snowflake';
+import { IdService } from 'nestjs-snowflake';
+import { ParseSnowflakeIdPipe } from 'nestjs-snowflake/http';
 import { ApiSnowflakeId } from 'nestjs-snowflake/swagger';
 import { Order } from './order.entity.js';
 import { User } from './user.entity.js';
