@@ -54,6 +54,10 @@ describe('the links of the documentation', () => {
     expect(broken).toEqual([]);
   });
 
+  it('keeps the README a front door of at most 250 lines', () => {
+    expect(read('README.md').split('\n').length).toBeLessThanOrEqual(250);
+  });
+
   it('links every docs page from the README', () => {
     const linked = new Set(links.filter((link) => link.file === 'README.md').map((link) => targetFile(link)));
     expect(DOCS.filter((page) => !linked.has(page))).toEqual([]);

@@ -32,7 +32,7 @@ const MARKDOWN = [
 ];
 /** Compiling Nest, TypeORM and a generated Prisma client on a busy 2-core machine. */
 const COMPILE_TIMEOUT_MS = 180_000;
-/** Booting the app plus one lease TTL (10 s) of settling in the fresh namespace of a new redis-server. */
+/** Booting the app plus 12 s of settling in the fresh namespace of a new redis-server. */
 const SERVE_TIMEOUT_MS = 40_000;
 
 const blocks = MARKDOWN.flatMap((file) => markdownBlocks(file, readFileSync(join(root, file), 'utf8')));
