@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import {
   PHASE_TRANSITIONS,
@@ -9,7 +9,17 @@ import {
 } from '../../lib/lease/lease.phase.js';
 
 const PHASES = Object.keys(PHASE_TRANSITIONS) as PhaseName[];
-const README = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
+const read = (path: string) => readFileSync(fileURLToPath(new URL(`../../${path}`, import.meta.url)), 'utf8');
+const ARCHITECTURE = read('ARCHITECTURE.md');
+/** Every page that could draw the phases: a diagram anywhere in them must be the generated one. */
+const PAGES = [
+  'README.md',
+  'ARCHITECTURE.md',
+  'CONTRIBUTING.md',
+  ...readdirSync(fileURLToPath(new URL('../../docs', import.meta.url)))
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => `docs/${name}`),
+];
 
 /** A phase value of `name` (the lease a held phase carries does not matter to the table). */
 const phase = (name: PhaseName): LeasePhase =>
@@ -32,7 +42,30 @@ describe('the lease phase machine as a table', () => {
     expect(PHASE_TRANSITIONS.released).toEqual({});
   });
 
-  it("is drawn in the README's architecture section exactly as the table says", () => {
-    expect(README).toContain(['```mermaid', phaseDiagram(), '```'].join('\n'));
+  it('is drawn in ARCHITECTURE.md exactly as the table says', () => {
+    expect(ARCHITECTURE).toContain(['```mermaid', phaseDiagram(), '```'].join('\n'));
+  });
+
+  it('is drawn nowhere in the docs otherwise', () => {
+    const drawn = PAGES.flatMap((page) =>
+      [...read(page).matchAll(/```mermaid\n(stateDiagram[\s\S]*?)\n```/g)].map((match) => ({
+        page,
+        diagram: match[1],
+      })),
+    );
+    expect(drawn.length).toBeGreaterThan(0);
+    expect(drawn.filter(({ diagram }) => diagram !== phaseDiagram()).map(({ page }) => page)).toEqual([]);
+  });
+
+  it("is listed in ARCHITECTURE.md's transition table, every move with its reason", () => {
+    const rows = [...ARCHITECTURE.matchAll(/^\| `(\w+)` +\| `(\w+)` +\| ([^|]+?) +\|$/gm)].map(([, from, to, why]) => ({
+      from,
+      to,
+      why,
+    }));
+    const table = PHASES.flatMap((from) =>
+      Object.entries(PHASE_TRANSITIONS[from]).map(([to, why]) => ({ from, to, why })),
+    );
+    expect(rows).toEqual(table);
   });
 });

@@ -1,15 +1,17 @@
 /**
- * The README's TypeScript, as a reader pastes it: every ```ts block of README.md and sample-app/README.md becomes a
- * module under `.tmp/readme/src/` (inside the repository, so that `nestjs-snowflake/…` resolves through the
- * package's own `exports` to the built `dist/`), is compiled with the project's TypeScript and compiler options
- * (strict, nodenext, decorators), and the blocks marked `ts-run` are run as apps against a redis-server of the test.
+ * The documentation's TypeScript, as a reader pastes it: every ```ts block of README.md, docs/*.md, ARCHITECTURE.md,
+ * CONTRIBUTING.md and sample-app/README.md becomes a module under `.tmp/readme/src/` (inside the repository, so that
+ * `nestjs-snowflake/…` resolves through the package's own `exports` to the built `dist/`), is compiled with the
+ * project's TypeScript and compiler options (strict, nodenext, decorators), and the blocks marked `ts-run` are run as
+ * apps against a redis-server of the test.
  * The markers are described in `readme-blocks.ts`.
  *
- * `./generated/prisma/client.js`, which the Prisma example imports, is a client generated from the README's own
- * ```prisma schema (its `output` is `../src/generated/prisma`, next to the blocks), so the schema is checked too.
+ * `./generated/prisma/client.js`, which the Prisma example imports, is a client generated from the documentation's
+ * own ```prisma schema (its `output` is `../src/generated/prisma`, next to the blocks; docs/prisma.md has it), so the
+ * schema is checked too.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, RedisServer } from '../support/redis-server.js';
@@ -17,10 +19,20 @@ import { markdownBlocks, markdownLine, moduleSource, typeScriptBlocks, type Mark
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const WORK = join(root, '.tmp/readme');
-const MARKDOWN = ['README.md', 'sample-app/README.md'];
+/** Every page a reader may copy code from: the README, the docs pages, the guides for contributors, the sample's. */
+const MARKDOWN = [
+  'README.md',
+  ...readdirSync(join(root, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .sort()
+    .map((name) => `docs/${name}`),
+  'ARCHITECTURE.md',
+  'CONTRIBUTING.md',
+  'sample-app/README.md',
+];
 /** Compiling Nest, TypeORM and a generated Prisma client on a busy 2-core machine. */
 const COMPILE_TIMEOUT_MS = 180_000;
-/** Booting the app plus one lease TTL (10 s) of settling in the fresh namespace of a new redis-server. */
+/** Booting the app plus 12 s of settling in the fresh namespace of a new redis-server. */
 const SERVE_TIMEOUT_MS = 40_000;
 
 const blocks = MARKDOWN.flatMap((file) => markdownBlocks(file, readFileSync(join(root, file), 'utf8')));
@@ -43,7 +55,7 @@ const prismaFailures: string[] = [];
 
 beforeAll(() => {
   if (!existsSync(join(root, 'dist/index.js'))) {
-    throw new Error('The README blocks are compiled against the built package: run `npm run build` first.');
+    throw new Error("The documentation's blocks are compiled against the built package: run `npm run build` first.");
   }
   rmSync(WORK, { recursive: true, force: true });
   mkdirSync(join(WORK, 'src'), { recursive: true });
@@ -51,7 +63,12 @@ beforeAll(() => {
   for (const block of tsBlocks) writeFileSync(join(WORK, modulePath(block)), moduleSource(block));
 
   for (const schema of prismaSchemas) {
-    const path = join(WORK, `prisma/schema-${schema.line}.prisma`);
+    const path = join(
+      WORK,
+      `prisma/${modulePath(schema)
+        .replace(/^src\//, '')
+        .replace(/\.ts$/, '.prisma')}`,
+    );
     writeFileSync(path, schema.code);
     const generate = spawnSync(
       process.execPath,
@@ -67,7 +84,7 @@ beforeAll(() => {
   diagnostics = compile(tsBlocks.map(modulePath));
 }, COMPILE_TIMEOUT_MS);
 
-describe('the README as written', () => {
+describe('the documentation as written', () => {
   it('has TypeScript blocks, and a runnable one', () => {
     expect(tsBlocks.length).toBeGreaterThan(0);
     expect(runnable.length).toBeGreaterThan(0);
