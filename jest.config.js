@@ -13,8 +13,16 @@
  * - `chaos`: the chaos run's short form, test/chaos/*.e2e-spec.ts: `npm run test:chaos`.
  * `npm test` runs unit and e2e; CI (.ci/run) runs sim and chaos after it.
  */
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+// A temp directory per Jest run, under which each test file gets its own (per-file-tmpdir.environment.js): runs
+// started side by side on one machine (two checkouts, two terminals) boot apps on the same fixed worker IDs, and
+// their host locks must not meet. Workers inherit it from this process.
+process.env.SNOWFLAKE_TEST_TMPDIR_BASE ??= join(tmpdir(), `nestjs-snowflake-jest-run-${process.pid}`);
+
 const common = {
-  testEnvironment: '<rootDir>/test/support/per-worker-tmpdir.environment.js',
+  testEnvironment: '<rootDir>/test/support/per-file-tmpdir.environment.js',
   roots: ['<rootDir>/test'],
   extensionsToTreatAsEsm: ['.ts'],
   moduleNameMapper: {
