@@ -16,7 +16,7 @@ const NOT_MIRRORED = new Set(['support', 'chaos', 'sample', 'readme', 'fixtures'
 
 /** What reaching outside the Jest process looks like in a test's imports and calls. */
 const OUTSIDE = [
-  /^import .* from '[./]*support\/(redis-server|id-workers)\.js';$/m,
+  /^import .* from '[./]*support\/(redis-server|shared-redis|id-workers)\.js';$/m,
   /^import .* from '(pg|mysql2|mysql2\/promise|node:child_process|supertest)';$/m,
   /^import .* from '\.\/(health\.fixture|sample-app\.harness)\.js';$/m,
   /\bawait (postgresReachable|mariadbReachable|createPostgresDatabase)\(/,

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { faketimeLibrary } from '../support/faketime.js';
 
 /**
- * The short form of `npm run chaos`: the runner (test/chaos/run.mjs, against dist/, which `npm test` builds first)
+ * The short form of `npm run chaos`: the runner (test/chaos/run.mjs, against dist/, which `npm run test:chaos` builds first)
  * with three processes for 75 s under a fixed seed that schedules nearly every fault kind of the plain mode: process
  * kills, graceful restarts, SIGSTOP and event-loop stalls past the TTL, partitions, latency and resets on one
  * process's proxy, Redis restarts empty and from an older snapshot, FLUSHALL, deletion of some of the namespace's

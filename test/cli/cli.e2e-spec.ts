@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { SnowflakeCodec } from '../../lib/core/codec.js';
 import { resolveLayout } from '../../lib/core/layout.js';
 import { IdService } from '../../lib/module/id.service.js';
-import { RedisServer } from '../support/redis-server.js';
+import { settledSharedNamespace } from '../support/shared-redis.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const cli = join(root, 'dist/cli/main.js');
@@ -142,13 +142,14 @@ describe('npx nestjs-snowflake', () => {
   });
 
   describe('leases', () => {
-    let server: RedisServer;
+    let url: string;
+    let namespace: string;
     const services: IdService[] = [];
 
     beforeAll(async () => {
-      server = await RedisServer.start();
+      ({ url, namespace } = await settledSharedNamespace('cli'));
       for (let i = 0; i < 2; i++) {
-        const ids = new IdService({ layout: { workerBits: 3 }, redis: { url: server.url, namespace: 'cli' } });
+        const ids = new IdService({ layout: { workerBits: 3 }, redis: { url, namespace } });
         await ids.onModuleInit();
         ids.next();
         services.push(ids);
@@ -156,16 +157,15 @@ describe('npx nestjs-snowflake', () => {
     }, 30_000);
     afterAll(async () => {
       for (const ids of services) await ids.onApplicationShutdown();
-      await server.dispose();
     });
 
     it('lists who holds which worker ID, with held and free counts', async () => {
       const { code, stdout } = await run(
         'leases',
         '--redis',
-        server.url,
+        url,
         '--namespace',
-        'cli',
+        namespace,
         '--layout',
         '{"workerBits":3}',
         '--json',

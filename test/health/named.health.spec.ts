@@ -7,38 +7,16 @@ import type { LoggerService } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { SnowflakeHealthIndicator, SnowflakeHealthModule } from '../../lib/health.js';
 import { SnowflakeModule } from '../../lib/index.js';
-import type { WorkerAssignment, WorkerIdSource, WorkerSourceContext } from '../../lib/index.js';
+import { StubWorkerSource } from '../support/stub-worker-source.js';
 
 const quiet: LoggerService = { log() {}, error() {}, warn() {}, debug() {}, verbose() {} };
 
-/** A source that hands in one worker ID and lets the test take it away again. */
-class HandSource implements WorkerIdSource {
-  readonly kind = 'hand';
-  context: WorkerSourceContext | undefined;
-
-  constructor(private readonly workerId: number) {}
-
-  start(context: WorkerSourceContext): Promise<WorkerAssignment> {
-    this.context = context;
-    return Promise.resolve({ workerId: this.workerId, datacenterId: 0, floor: -1 });
-  }
-  stop(): Promise<void> {
-    return Promise.resolve();
-  }
-  requestSwitch(): boolean {
-    return false;
-  }
-  whenReady(): Promise<void> {
-    return Promise.resolve();
-  }
-}
-
 describe('SnowflakeHealthIndicator with named generators', () => {
   let moduleRef: TestingModule;
-  let orders: HandSource;
+  let orders: StubWorkerSource;
 
   beforeEach(async () => {
-    orders = new HandSource(31);
+    orders = new StubWorkerSource({ kind: 'hand', workerId: 31 });
     moduleRef = await Test.createTestingModule({
       imports: [
         SnowflakeModule.forRoot({ workerId: 30 }),

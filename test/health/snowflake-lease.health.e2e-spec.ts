@@ -7,6 +7,7 @@ import { IdService, SnowflakeModule, WorkerUnavailableError } from '../../lib/in
 import { SETTLE_AFTER_LOSS_MS } from '../../lib/lease/lease.contract.js';
 import { waitUntil } from '../support/time.js';
 import { RedisServer } from '../support/redis-server.js';
+import { settledNamespace } from '../support/settled-namespace.js';
 import { getHealth, HealthModule, pollHealth, snowflakeOf } from './health.fixture.js';
 
 const TTL_MS = 1500;
@@ -18,6 +19,9 @@ describe('SnowflakeHealthIndicator with a Redis lease (real redis-server)', () =
 
   beforeAll(async () => {
     redis = await RedisServer.start();
+    // The last test is about a Redis that lost its data: its settling is real. The first boots are not about it.
+    await settledNamespace(redis.url, 'health-spec');
+    await settledNamespace(redis.url, 'health-spec-skewed');
     const moduleRef = await Test.createTestingModule({
       imports: [
         SnowflakeModule.forRoot({

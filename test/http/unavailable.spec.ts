@@ -16,39 +16,19 @@ import {
   SnowflakeExceptionFilter,
   SnowflakeModule,
   WorkerUnavailableError,
-  type WorkerAssignment,
-  type WorkerIdSource,
 } from '../../lib/index.js';
+import { StubWorkerSource } from '../support/stub-worker-source.js';
 
 const BOUND_MS = 300;
 
 /** A source that hands out a worker ID whose permit always refuses, and is never ready again: a fenced lease. */
-class FencedSource implements WorkerIdSource {
-  readonly kind = 'fenced-for-tests';
-  constructor(private readonly workerId: number) {}
-  start(): Promise<WorkerAssignment> {
-    return Promise.resolve({
-      workerId: this.workerId,
-      datacenterId: 0,
-      floor: -1,
-      permit: {
-        ceiling: () => {
-          throw new WorkerUnavailableError('fenced', 'renewals failing');
-        },
-      },
-    });
-  }
-  stop(): Promise<void> {
-    return Promise.resolve();
-  }
-  requestSwitch(): boolean {
-    return false;
-  }
-  whenReady(signal?: AbortSignal): Promise<void> {
-    return new Promise((_resolve, reject) => {
-      signal?.addEventListener('abort', () => reject(signal.reason as Error), { once: true });
-    });
-  }
+function fencedSource(workerId: number): StubWorkerSource {
+  return new StubWorkerSource({
+    kind: 'fenced-for-tests',
+    workerId,
+    refusal: () => new WorkerUnavailableError('fenced', 'renewals failing'),
+    whenReady: 'until-aborted',
+  });
 }
 
 @Controller('ids')
@@ -86,7 +66,7 @@ let workerIds = 100;
 
 async function serve(adapter: AdapterName, filter: boolean): Promise<{ app: INestApplication; url: string }> {
   @Module({
-    imports: [SnowflakeModule.forRoot({ workerSource: new FencedSource(workerIds++), maxAsyncWaitMs: BOUND_MS })],
+    imports: [SnowflakeModule.forRoot({ workerSource: fencedSource(workerIds++), maxAsyncWaitMs: BOUND_MS })],
     controllers: [IdsController],
     providers: filter ? [{ provide: APP_FILTER, useClass: SnowflakeExceptionFilter }] : [],
   })

@@ -12,9 +12,8 @@ import { leaseKeys } from '../../lib/lease/lease.keys.js';
 import { LeaseProtocol } from '../../lib/lease/lease.protocol.js';
 import { CLAIM_SCRIPT } from '../../lib/lease/lease.scripts.js';
 import { resolveLeaseSettings } from '../../lib/lease/lease.settings.js';
-import { RedisServer } from '../support/redis-server.js';
 import { sleep, waitUntil } from '../support/time.js';
-import { settledNamespace } from '../support/settled-namespace.js';
+import { settledSharedNamespace, sharedRedisUrl } from '../support/shared-redis.js';
 
 /** Two worker bits: a namespace of four IDs, filled by a handful of holders. */
 const LAYOUT = { timestampBits: 41, datacenterBits: 0, workerBits: 2, sequenceBits: 12 } as const;
@@ -38,27 +37,24 @@ function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr:
 }
 
 describe('lease capacity: held and free worker IDs, and a bounded wait on a full namespace (real redis-server)', () => {
-  let server: RedisServer;
+  let url: string;
   let admin: Redis;
   const modules: TestingModule[] = [];
-  let namespaceCounter = 0;
   let namespace: string;
   let warn: ReturnType<typeof jest.spyOn>;
   let log: ReturnType<typeof jest.spyOn>;
 
   beforeAll(async () => {
-    server = await RedisServer.start();
-    admin = new Redis(server.url);
+    url = sharedRedisUrl();
+    admin = new Redis(url);
   });
 
   afterAll(async () => {
     admin.disconnect();
-    await server.dispose();
   });
 
   beforeEach(async () => {
-    namespace = `cap${++namespaceCounter}`;
-    await settledNamespace(server.url, namespace);
+    ({ namespace } = await settledSharedNamespace('cap'));
     warn = jest.spyOn(Logger.prototype, 'warn');
     log = jest.spyOn(Logger.prototype, 'log');
   });
@@ -71,9 +67,7 @@ describe('lease capacity: held and free worker IDs, and a bounded wait on a full
 
   async function boot(redis: Record<string, unknown> = {}): Promise<IdService> {
     const module = await Test.createTestingModule({
-      imports: [
-        SnowflakeModule.forRoot({ layout: LAYOUT, redis: { url: server.url, namespace, ttlMs: TTL, ...redis } }),
-      ],
+      imports: [SnowflakeModule.forRoot({ layout: LAYOUT, redis: { url, namespace, ttlMs: TTL, ...redis } })],
     }).compile();
     modules.push(module);
     await module.init();
@@ -178,7 +172,7 @@ describe('lease capacity: held and free worker IDs, and a bounded wait on a full
     const { code, stdout, stderr } = await cli(
       'leases',
       '--redis',
-      server.url,
+      url,
       '--namespace',
       namespace,
       '--layout',

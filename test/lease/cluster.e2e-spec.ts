@@ -3,6 +3,7 @@ import { Test, type TestingModule } from '@nestjs/testing';
 import { Cluster, Redis } from 'ioredis';
 import { IdService, SnowflakeConfigError, SnowflakeModule } from '../../lib/index.js';
 import { RedisServer } from '../support/redis-server.js';
+import { settledNamespace } from '../support/settled-namespace.js';
 
 /** A layout with a 3-bit worker field: eight IDs to hand out. */
 const LAYOUT = { timestampBits: 41, datacenterBits: 0, workerBits: 3, sequenceBits: 12 } as const;
@@ -37,6 +38,8 @@ describe('Redis lease through an ioredis Cluster client (three real cluster node
       cluster.once('ready', () => resolve());
       cluster.once('error', reject);
     });
+    // No test here is about a fresh namespace's settling.
+    for (const namespace of ['orders', 'moving']) await settledNamespace(cluster, namespace);
   }, 60_000);
 
   afterAll(async () => {

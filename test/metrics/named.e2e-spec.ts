@@ -11,27 +11,26 @@ import { IdService } from '../../lib/module/id.service.js';
 import { SnowflakeModule } from '../../lib/module/snowflake.module.js';
 import { getIdServiceToken } from '../../lib/module/snowflake.names.js';
 import { testMeterProvider, type Collected } from '../support/metric-reader.js';
-import { RedisServer } from '../support/redis-server.js';
+import { settledSharedNamespace } from '../support/shared-redis.js';
 import { sleep } from '../support/time.js';
 
 const quiet: LoggerService = { log() {}, error() {}, warn() {}, debug() {}, verbose() {} };
 const GENERATOR = 'snowflake.generator';
 
 describe('SnowflakeMetricsModule with two registrations', () => {
-  let redis: RedisServer;
   let moduleRef: TestingModule;
   let ids: IdService;
   let orderIds: IdService;
   const { provider, collect } = testMeterProvider();
 
   beforeAll(async () => {
-    redis = await RedisServer.start();
+    const { url, namespace } = await settledSharedNamespace('metrics-named');
     moduleRef = await Test.createTestingModule({
       imports: [
         SnowflakeModule.forRoot({ workerId: 3 }),
         SnowflakeModule.forRoot({
           name: 'orders',
-          redis: { url: redis.url, namespace: 'metrics-named', ttlMs: 1500, connectTimeoutMs: 300 },
+          redis: { url, namespace, ttlMs: 1500, connectTimeoutMs: 300 },
         }),
         SnowflakeMetricsModule.forRoot({ meterProvider: provider }),
       ],
@@ -45,7 +44,6 @@ describe('SnowflakeMetricsModule with two registrations', () => {
 
   afterAll(async () => {
     await moduleRef?.close();
-    await redis?.dispose();
   });
 
   it('counts the IDs of each registration on its own series', async () => {

@@ -13,20 +13,20 @@ import request from 'supertest';
 import { SnowflakeMetricsModule } from '../../lib/metrics.js';
 import { IdService } from '../../lib/module/id.service.js';
 import { SnowflakeModule } from '../../lib/module/snowflake.module.js';
-import { freePort, RedisServer } from '../support/redis-server.js';
+import { freePort } from '../support/redis-server.js';
+import { settledSharedNamespace } from '../support/shared-redis.js';
 import { sleep } from '../support/time.js';
 
 const TTL_MS = 1500;
 
 describe('the README example: metrics scraped by Prometheus over HTTP', () => {
-  let redis: RedisServer;
   let exporter: PrometheusExporter;
   let provider: MeterProvider;
   let app: INestApplication;
   let port: number;
 
   beforeAll(async () => {
-    redis = await RedisServer.start();
+    const { url, namespace } = await settledSharedNamespace('metrics-prometheus');
     port = await freePort();
     // As in the README, except the port (a free one) and the start, awaited here so that the scrape cannot race it.
     exporter = new PrometheusExporter({ port, preventServerStart: true });
@@ -36,7 +36,7 @@ describe('the README example: metrics scraped by Prometheus over HTTP', () => {
 
     @Module({
       imports: [
-        SnowflakeModule.forRoot({ redis: { url: redis.url, namespace: 'metrics-prometheus', ttlMs: TTL_MS } }),
+        SnowflakeModule.forRoot({ redis: { url, namespace, ttlMs: TTL_MS } }),
         SnowflakeMetricsModule.forRoot(),
       ],
     })
@@ -50,7 +50,6 @@ describe('the README example: metrics scraped by Prometheus over HTTP', () => {
     await app?.close();
     await provider?.shutdown();
     metrics.disable();
-    await redis?.dispose();
   });
 
   it('serves every instrument in the text format at /metrics', async () => {

@@ -14,9 +14,9 @@ import type { SnowflakeMetricsOptions } from '../../lib/metrics/metrics.options.
 import { IdService } from '../../lib/module/id.service.js';
 import { SnowflakeModule } from '../../lib/module/snowflake.module.js';
 import type { SnowflakeModuleOptions } from '../../lib/module/snowflake.options.js';
-import type { WorkerAssignment, WorkerIdSource, WorkerSourceContext } from '../../lib/worker/worker-source.js';
 import { FakeClock } from '../support/fake-clock.js';
 import { testMeterProvider } from '../support/metric-reader.js';
+import { StubWorkerSource } from '../support/stub-worker-source.js';
 
 const quiet: LoggerService = { log() {}, error() {}, warn() {}, debug() {}, verbose() {} };
 const START = Date.UTC(2026, 10, 24, 12);
@@ -177,23 +177,14 @@ describe('SnowflakeMetricsModule with a static worker ID', () => {
  * An app's own lease-like source: it reports a lease status, with the `capacity` field a lease fills once it counts
  * the namespace's worker IDs. The gauges of held and free IDs read that field structurally, whoever reports it.
  */
-class CountingSource implements WorkerIdSource {
-  readonly kind = 'counting';
+class CountingSource extends StubWorkerSource {
   capacity: LeaseCapacity | null = null;
   state: LeaseStatus['state'] = 'held';
 
-  start(_context: WorkerSourceContext): Promise<WorkerAssignment> {
-    return Promise.resolve({ workerId: 5, datacenterId: 0, floor: -1 });
+  constructor() {
+    super({ kind: 'counting', workerId: 5 });
   }
-  stop(): Promise<void> {
-    return Promise.resolve();
-  }
-  requestSwitch(): boolean {
-    return false;
-  }
-  whenReady(): Promise<void> {
-    return Promise.resolve();
-  }
+
   leaseStatus(): LeaseStatus {
     const held = this.state === 'held';
     return {

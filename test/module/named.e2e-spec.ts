@@ -9,7 +9,7 @@ import { TerminusModule } from '@nestjs/terminus';
 import { Redis } from 'ioredis';
 import { SnowflakeHealthIndicator, SnowflakeHealthModule } from '../../lib/health.js';
 import { IdService, InjectIdService, SnowflakeCodec, SnowflakeModule, resolveLayout } from '../../lib/index.js';
-import { RedisServer } from '../support/redis-server.js';
+import { settledSharedNamespace, sharedRedisUrl } from '../support/shared-redis.js';
 
 const TTL = 1000;
 
@@ -44,18 +44,14 @@ class Billing {
 }
 
 describe('a static and a Redis-leased registration in one app (real redis-server)', () => {
-  let server: RedisServer;
   let admin: Redis;
-  let counter = 0;
   const modules: TestingModule[] = [];
 
-  beforeAll(async () => {
-    server = await RedisServer.start();
-    admin = new Redis(server.url);
+  beforeAll(() => {
+    admin = new Redis(sharedRedisUrl());
   });
-  afterAll(async () => {
+  afterAll(() => {
     admin.disconnect();
-    await server.dispose();
   });
   afterEach(async () => {
     await Promise.all(modules.splice(0).map((moduleRef) => moduleRef.close().catch(() => undefined)));
@@ -71,7 +67,7 @@ describe('a static and a Redis-leased registration in one app (real redis-server
   }
 
   it('issues from both, each under its own source, layout and log context, and releases the lease on close', async () => {
-    const namespace = `named${++counter}`;
+    const { url, namespace } = await settledSharedNamespace('named');
     const logger = new RecordingLogger();
     const moduleRef = await boot(
       [
@@ -79,7 +75,7 @@ describe('a static and a Redis-leased registration in one app (real redis-server
         SnowflakeModule.forRootAsync({
           name: 'orders',
           // The name is known here; the options, the Redis address among them, come from the factory.
-          useFactory: () => ({ layout: 'twitter' as const, redis: { url: server.url, namespace, ttlMs: TTL } }),
+          useFactory: () => ({ layout: 'twitter' as const, redis: { url, namespace, ttlMs: TTL } }),
         }),
         TerminusModule,
         SnowflakeHealthModule,
@@ -136,9 +132,9 @@ describe('a static and a Redis-leased registration in one app (real redis-server
   });
 
   it('two named registrations leasing in one namespace hold distinct worker IDs, so their IDs never meet', async () => {
-    const namespace = `named${++counter}`;
+    const { url, namespace } = await settledSharedNamespace('named');
     const logger = new RecordingLogger();
-    const redis = { url: server.url, namespace, ttlMs: TTL };
+    const redis = { url, namespace, ttlMs: TTL };
     const moduleRef = await boot(
       [SnowflakeModule.forRoot({ name: 'orders', redis }), SnowflakeModule.forRoot({ name: 'invoices', redis })],
       [Billing],

@@ -10,32 +10,19 @@ import type { SnowflakeGenerator } from '../../lib/core/generator.js';
 import { IdService } from '../../lib/module/id.service.js';
 import { SnowflakeModule } from '../../lib/module/snowflake.module.js';
 import { SNOWFLAKE_GENERATOR } from '../../lib/module/snowflake.tokens.js';
-import type { WorkerAssignment, WorkerIdSource } from '../../lib/worker/worker-source.js';
+import { StubWorkerSource } from '../support/stub-worker-source.js';
 
 const quiet: LoggerService = { log() {}, error() {}, warn() {}, debug() {}, verbose() {} };
-
-/** A source (a lease, say) that needs a moment before it hands in worker ID 9. */
-class SlowSource implements WorkerIdSource {
-  readonly kind = 'slow';
-  start(): Promise<WorkerAssignment> {
-    return new Promise((resolve) => setTimeout(() => resolve({ workerId: 9, datacenterId: 0, floor: -1 }), 20));
-  }
-  stop(): Promise<void> {
-    return Promise.resolve();
-  }
-  requestSwitch(): boolean {
-    return false;
-  }
-  whenReady(): Promise<void> {
-    return Promise.resolve();
-  }
-}
 
 describe('SNOWFLAKE_GENERATOR before the worker ID is known', () => {
   it('refuses an ID asked for while the module is built, never issuing under worker ID 0 (another holder’s)', async () => {
     let early: unknown;
     @Module({
-      imports: [SnowflakeModule.forRoot({ workerSource: new SlowSource() })],
+      imports: [
+        SnowflakeModule.forRoot({
+          workerSource: new StubWorkerSource({ kind: 'slow', workerId: 9, startDelayMs: 20 }),
+        }),
+      ],
       providers: [
         {
           provide: 'EARLY_ID',

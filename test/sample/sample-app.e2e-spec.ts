@@ -3,7 +3,7 @@ import type { INestApplication } from '@nestjs/common';
 import type { ConfigService } from '@nestjs/config';
 import { IdService } from 'nestjs-snowflake';
 import { redisLeaseOptions } from '../../sample-app/src/config/sample.config.js';
-import { RedisServer } from '../support/redis-server.js';
+import { settledSharedNamespace } from '../support/shared-redis.js';
 import { createPostgresDatabase, http, POSTGRES, startSampleApp, tempDirectory } from './sample-app.harness.js';
 import { skipVisibly } from '../support/skip-notice.js';
 
@@ -49,10 +49,11 @@ function sampleSuite(database: () => string): void {
   let ids: IdService;
 
   beforeAll(async () => {
+    const { url, namespace } = await settledSharedNamespace('sample-e2e');
     app = await startSampleApp({
-      REDIS_URL: redis.url,
+      REDIS_URL: url,
       DATABASE_URL: database(),
-      SNOWFLAKE_NAMESPACE: `sample-e2e-${process.pid}`,
+      SNOWFLAKE_NAMESPACE: namespace,
       SNOWFLAKE_LEASE_TTL_MS: '2000',
     });
     ids = app.get(IdService);
@@ -259,16 +260,6 @@ function sampleSuite(database: () => string): void {
     expect(await client.auditNote.count({ where: { text: 'no id' } })).toBe(0);
   });
 }
-
-let redis: RedisServer;
-
-beforeAll(async () => {
-  redis = await RedisServer.start();
-});
-
-afterAll(async () => {
-  await redis?.dispose();
-});
 
 describe("sample app's lease settings from ConfigService", () => {
   /** A ConfigService over these variables only, so that the test's own environment cannot leak in. */

@@ -3,6 +3,7 @@ import type { INestApplication } from '@nestjs/common';
 import { IdService } from 'nestjs-snowflake';
 import { SETTLE_AFTER_LOSS_MS } from '../../lib/lease/lease.contract.js';
 import { RedisServer } from '../support/redis-server.js';
+import { settledNamespace } from '../support/settled-namespace.js';
 import { http, startSampleApp, tempDirectory } from './sample-app.harness.js';
 
 const TTL_MS = 1500;
@@ -40,6 +41,8 @@ describe('sample app /health while its Redis goes away and comes back', () => {
 
   beforeAll(async () => {
     redis = await RedisServer.start();
+    // The second test's Redis comes back empty, and its settling is real; the first claim is not about settling.
+    await settledNamespace(redis.url, 'sample-health');
     app = await startSampleApp(
       {
         REDIS_URL: redis.url,

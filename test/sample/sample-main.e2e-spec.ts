@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { resolveLayout, SnowflakeCodec, type SnowflakeParts } from 'nestjs-snowflake';
 import { leaseKeys } from '../../lib/lease/lease.keys.js';
-import { RedisServer } from '../support/redis-server.js';
+import { settledSharedNamespace, sharedRedisUrl } from '../support/shared-redis.js';
 import { tempDirectory } from './sample-app.harness.js';
 
 /**
@@ -16,7 +16,7 @@ import { tempDirectory } from './sample-app.harness.js';
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const MAIN = join(root, 'sample-app/dist/src/main.js');
 const TTL_MS = 1000;
-/** Loading Nest, TypeORM and Prisma on a busy 2-core machine, plus the 12 s of settling of a fresh namespace. */
+/** Loading Nest, TypeORM and Prisma on a busy 2-core machine. */
 const START_TIMEOUT_MS = 40_000;
 /** Shutdown closes the HTTP server, the databases and Redis, and releases the lease: well under this. */
 const EXIT_TIMEOUT_MS = 5_000;
@@ -26,7 +26,6 @@ const codec = new SnowflakeCodec(resolveLayout({ preset: 'default' }));
 type Exit = { code: number | null; signal: NodeJS.Signals | null };
 
 describe('sample app entry point (node sample-app/dist/src/main.js)', () => {
-  let redis: RedisServer;
   let admin: Redis;
   const dir = tempDirectory();
   let child: ChildProcessByStdio<null, Readable, Readable> | undefined;
@@ -35,8 +34,7 @@ describe('sample app entry point (node sample-app/dist/src/main.js)', () => {
     if (!existsSync(MAIN)) {
       throw new Error(`${MAIN} is missing: run \`npm run build && npm run sample:build\` before this test.`);
     }
-    redis = await RedisServer.start();
-    admin = new Redis(redis.url);
+    admin = new Redis(sharedRedisUrl());
   });
 
   afterEach(() => {
@@ -45,7 +43,6 @@ describe('sample app entry point (node sample-app/dist/src/main.js)', () => {
 
   afterAll(async () => {
     admin?.disconnect();
-    await redis?.dispose();
     dir.remove();
   });
 
@@ -56,7 +53,7 @@ describe('sample app entry point (node sample-app/dist/src/main.js)', () => {
   }
 
   it('serves IDs of the worker ID it leased, and releases that ID on SIGTERM', async () => {
-    const namespace = `sample-main-${process.pid}-${Date.now().toString(36)}`;
+    const { url: redisUrl, namespace } = await settledSharedNamespace('sample-main');
     const { NODE_OPTIONS: _jestFlags, ...inherited } = process.env;
     const app = spawn(process.execPath, [MAIN], {
       // A directory of its own, so that no .env file of the checkout is read.
@@ -64,7 +61,7 @@ describe('sample app entry point (node sample-app/dist/src/main.js)', () => {
       env: {
         ...inherited,
         NO_COLOR: '1',
-        REDIS_URL: redis.url,
+        REDIS_URL: redisUrl,
         PORT: '0',
         DATABASE_URL: `file:${dir.path('sample.sqlite')}`,
         SNOWFLAKE_NAMESPACE: namespace,

@@ -5,29 +5,27 @@ import openapiTS, { astToString } from 'openapi-typescript';
 import { IdService } from 'nestjs-snowflake';
 import { SNOWFLAKE_ID_SCHEMA } from 'nestjs-snowflake/swagger';
 import { setUpOpenApi } from '../../sample-app/src/openapi.js';
-import { RedisServer } from '../support/redis-server.js';
+import { settledSharedNamespace } from '../support/shared-redis.js';
 import { http, startSampleApp, tempDirectory } from './sample-app.harness.js';
 
 /** The sample's OpenAPI document (what /docs shows) documents every ID as the app sends it: a decimal string. */
 describe('the sample app’s OpenAPI document', () => {
-  let redis: RedisServer;
   let app: INestApplication;
   let document: OpenAPIObject;
   const dir = tempDirectory();
 
   beforeAll(async () => {
-    redis = await RedisServer.start();
+    const { url, namespace } = await settledSharedNamespace('sample-openapi');
     app = await startSampleApp({
-      REDIS_URL: redis.url,
+      REDIS_URL: url,
       DATABASE_URL: `file:${dir.path('openapi.sqlite')}`,
-      SNOWFLAKE_NAMESPACE: `sample-openapi-${process.pid}`,
+      SNOWFLAKE_NAMESPACE: namespace,
       SNOWFLAKE_LEASE_TTL_MS: '3000',
     });
     document = setUpOpenApi(app);
   });
   afterAll(async () => {
     await app?.close();
-    await redis?.dispose();
     dir.remove();
   });
 

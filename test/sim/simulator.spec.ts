@@ -1,6 +1,6 @@
 /**
  * The lease simulator's search: random fault schedules against the real lease, none may break uniqueness, per-worker
- * order or liveness. In `npm test` it runs a fixed budget of 120 schedules from seed 1 (about 30 s on node-svc), so
+ * order or liveness. In `npm run test:sim` (CI) it runs a fixed budget of 120 schedules from seed 1 (about 30 s on node-svc), so
  * that the run is the same every time; `npm run simulate` sets SIM_SECONDS (a time budget), SIM_SEED, SIM_SCHEDULES
  * SIM_ROLLBACKS and SIM_WITHOUT. Each schedule's seed is the run's seed plus its index, so any failure replays from its seed.
  */

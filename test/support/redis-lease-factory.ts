@@ -5,22 +5,22 @@ import { resolveLeaseSettings } from '../../lib/lease/lease.settings.js';
 import { RedisWorkerSource } from '../../lib/lease/redis-worker.source.js';
 import type { ManualClock, WorkerSourceFactory } from '../../lib/testing.js';
 import type { WorkerIdSource } from '../../lib/worker/worker-source.js';
-import type { RedisServer } from './redis-server.js';
 import { settledNamespace } from './settled-namespace.js';
+import { uniqueNamespace } from './shared-redis.js';
 
 /** 2 worker bits: 4 worker IDs, so that the conformance cases force reuse. */
 const LAYOUT = resolveLayout({ workerBits: 2 });
 const TTL_MS = 5000;
 
 /**
- * The Redis lease as the conformance suite runs it: one ioredis client per source (so that one source can be cut
- * off by closing its client), a fresh namespace per case, and faults made with an admin connection.
+ * The Redis lease as the conformance suite runs it on the redis-server at `url`: one ioredis client per source (so
+ * that one source can be cut off by closing its client), a fresh namespace per case, and faults made with an admin
+ * connection.
  */
-export function redisLeaseFactory(server: RedisServer): WorkerSourceFactory & { close(): Promise<void> } {
-  const admin = new Redis(server.url);
+export function redisLeaseFactory(url: string): WorkerSourceFactory & { close(): Promise<void> } {
+  const admin = new Redis(url);
   const clients = new Map<WorkerIdSource, Redis>();
-  let namespace = 'conformance0';
-  let cases = 0;
+  let namespace = uniqueNamespace('conformance');
   const settingsFor = (client?: Redis) =>
     resolveLeaseSettings({ client: client ?? admin, namespace, ttlMs: TTL_MS }, LAYOUT);
   const sample = settingsFor();
@@ -36,7 +36,7 @@ export function redisLeaseFactory(server: RedisServer): WorkerSourceFactory & { 
     maxClockSkewMs: sample.maxClockOffsetMs - 50,
     create(_clock: ManualClock) {
       // No reconnects of its own: a partition lasts until the case heals it.
-      const client = new Redis(server.url, {
+      const client = new Redis(url, {
         enableOfflineQueue: false,
         maxRetriesPerRequest: 0,
         retryStrategy: () => null,
@@ -47,7 +47,7 @@ export function redisLeaseFactory(server: RedisServer): WorkerSourceFactory & { 
       return source;
     },
     async reset() {
-      namespace = `conformance${++cases}`;
+      namespace = uniqueNamespace('conformance');
       await settledNamespace(admin, namespace);
     },
     capabilities: {

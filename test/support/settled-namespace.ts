@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import { Redis, type Cluster } from 'ioredis';
 import { SETTLE_AFTER_LOSS_MS } from '../../lib/lease/lease.contract.js';
 import { leaseKeys } from '../../lib/lease/lease.keys.js';
 
@@ -9,7 +9,7 @@ import { leaseKeys } from '../../lib/lease/lease.keys.js';
  * first claim records its own); a namespace that exists already is left alone. Tests about settling do not call it.
  */
 export async function settledNamespace(
-  redis: Redis | string,
+  redis: Redis | Cluster | string,
   namespace: string,
   datacenter: number | 'allocated' = 0,
 ): Promise<void> {

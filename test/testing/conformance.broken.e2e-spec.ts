@@ -13,7 +13,7 @@ import {
   type WorkerSourceFactory,
 } from '../../lib/testing.js';
 import type { WorkerAssignment, WorkerIdSource, WorkerSourceContext } from '../../lib/worker/worker-source.js';
-import { RedisServer } from '../support/redis-server.js';
+import { sharedRedisUrl } from '../support/shared-redis.js';
 import { redisLeaseFactory } from '../support/redis-lease-factory.js';
 
 const FENCE_CASE = 'a holder that cannot renew stops issuing by ttl - margin';
@@ -114,8 +114,7 @@ function outcome(results: ConformanceResult[], name: string): ConformanceResult 
 
 describe('the conformance suite fails broken worker-ID sources', () => {
   it('fails a source that never fences, on the fence case, saying how late it issued', async () => {
-    const server = await RedisServer.start();
-    const redis = redisLeaseFactory(server);
+    const redis = redisLeaseFactory(sharedRedisUrl());
     try {
       const broken: WorkerSourceFactory = {
         ...redis,
@@ -130,7 +129,6 @@ describe('the conformance suite fails broken worker-ID sources', () => {
       await expect(fence?.run()).rejects.toThrow(/issued \d+ ms after it was cut off, beyond ttl - margin/);
     } finally {
       await redis.close();
-      await server.dispose();
     }
   }, 60_000);
 

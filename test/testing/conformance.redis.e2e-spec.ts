@@ -3,15 +3,13 @@
  * redis-server: one `it()` per case of the suite.
  */
 import { conformanceCases } from '../../lib/testing.js';
-import { RedisServer } from '../support/redis-server.js';
 import { redisLeaseFactory } from '../support/redis-lease-factory.js';
+import { sharedRedisUrl } from '../support/shared-redis.js';
 
-const server = await RedisServer.start();
-const factory = redisLeaseFactory(server);
+const factory = redisLeaseFactory(sharedRedisUrl());
 
 afterAll(async () => {
   await factory.close();
-  await server.dispose();
 });
 
 describe(`the worker-ID source contract: ${factory.name}`, () => {

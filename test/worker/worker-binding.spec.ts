@@ -11,8 +11,8 @@ import { resolveLayout } from '../../lib/core/layout.js';
 import { IdService } from '../../lib/module/id.service.js';
 import { StaticWorkerSource } from '../../lib/worker/static.source.js';
 import { WorkerBinding } from '../../lib/worker/worker-binding.js';
-import type { WorkerAssignment, WorkerIdSource } from '../../lib/worker/worker-source.js';
 import { FakeClock } from '../support/fake-clock.js';
+import { StubWorkerSource } from '../support/stub-worker-source.js';
 
 const START = Date.UTC(2026, 10, 24, 21);
 const twitter = resolveLayout('twitter', START);
@@ -52,31 +52,13 @@ describe('WorkerBinding: a fixed worker ID issues before start, then starts', ()
   );
 });
 
-/** A source whose assignments the test hands in by hand, each with the floor the test chooses. */
-class HandSource implements WorkerIdSource {
-  readonly kind = 'hand';
-  constructor(private readonly first: WorkerAssignment) {}
-  start(): Promise<WorkerAssignment> {
-    return Promise.resolve(this.first);
-  }
-  stop(): Promise<void> {
-    return Promise.resolve();
-  }
-  requestSwitch(): boolean {
-    return false;
-  }
-  whenReady(): Promise<void> {
-    return Promise.resolve();
-  }
-}
-
 describe('WorkerBinding: a worker ID handed in again', () => {
   async function started(sequenceStart: SequenceStart) {
     const clock = new FakeClock(START);
     const generator = new SnowflakeGenerator({ layout: twitter, clock, sequenceStart, random: () => 0.25 });
     const binding = new WorkerBinding(
       generator,
-      new HandSource({ workerId: 3, datacenterId: 0, floor: -1 }),
+      new StubWorkerSource({ kind: 'hand', workerId: 3 }),
       twitter,
       clock,
       quiet,
@@ -151,37 +133,17 @@ describe('WorkerBinding: a fixed worker ID started again in the same process', (
   });
 });
 
-/** A source whose worker ID is refused by its permit and whose whenReady() ignores the signal and never settles. */
-class DeafSource implements WorkerIdSource {
-  readonly kind = 'deaf';
-  start(): Promise<WorkerAssignment> {
-    return Promise.resolve({
-      workerId: 7,
-      datacenterId: 0,
-      floor: -1,
-      permit: {
-        ceiling: () => {
-          throw new WorkerUnavailableError('ceiling');
-        },
-      },
-    });
-  }
-  stop(): Promise<void> {
-    return Promise.resolve();
-  }
-  requestSwitch(): boolean {
-    return false;
-  }
-  whenReady(): Promise<void> {
-    return new Promise(() => undefined);
-  }
-}
-
 describe('WorkerBinding: the wait for a worker ID is bounded whatever the source does', () => {
   it("ends a source's wait that ignores the signal, at the bound, with the source's refusal in the error", async () => {
     const binding = new WorkerBinding(
       new SnowflakeGenerator({ layout: twitter, clock: new FakeClock(START) }),
-      new DeafSource(),
+      // Its worker ID is refused by its permit, and its whenReady() ignores the signal and never settles.
+      new StubWorkerSource({
+        kind: 'deaf',
+        workerId: 7,
+        refusal: () => new WorkerUnavailableError('ceiling'),
+        whenReady: 'deaf',
+      }),
       twitter,
       new FakeClock(START),
       quiet,

@@ -10,38 +10,10 @@ import { IdService } from '../../lib/module/id.service.js';
 import { SnowflakeModule } from '../../lib/module/snowflake.module.js';
 import type { SnowflakeModuleOptions } from '../../lib/module/snowflake.options.js';
 import { SNOWFLAKE_GENERATOR, SNOWFLAKE_WORKER_SOURCE } from '../../lib/module/snowflake.tokens.js';
-import type { WorkerAssignment, WorkerIdSource, WorkerSourceContext } from '../../lib/worker/worker-source.js';
+import type { WorkerIdSource } from '../../lib/worker/worker-source.js';
+import { StubWorkerSource } from '../support/stub-worker-source.js';
 
 const quiet: LoggerService = { log() {}, error() {}, warn() {}, debug() {}, verbose() {} };
-
-/** A source handing out one worker ID from a table the test controls, and recording what it is told. */
-class TableSource implements WorkerIdSource {
-  readonly kind = 'table';
-  context: WorkerSourceContext | undefined;
-  stoppedAt: number | undefined;
-  switchAsked: string | undefined;
-
-  constructor(private readonly workerId: number) {}
-
-  start(context: WorkerSourceContext): Promise<WorkerAssignment> {
-    this.context = context;
-    return Promise.resolve({ workerId: this.workerId, datacenterId: 0, floor: -1 });
-  }
-
-  stop(lastTimestamp: number): Promise<void> {
-    this.stoppedAt = lastTimestamp;
-    return Promise.resolve();
-  }
-
-  requestSwitch(_last: number, reason: string): boolean {
-    this.switchAsked = reason;
-    return false;
-  }
-
-  whenReady(): Promise<void> {
-    return Promise.resolve();
-  }
-}
 
 async function boot(options: SnowflakeModuleOptions) {
   const moduleRef = await Test.createTestingModule({ imports: [SnowflakeModule.forRoot(options)] })
@@ -54,7 +26,7 @@ async function boot(options: SnowflakeModuleOptions) {
 
 describe('workerSource: an app-provided worker-ID source', () => {
   it('issues under the worker ID the source hands in, reports its kind, and gives the last timestamp back', async () => {
-    const source = new TableSource(7);
+    const source = new StubWorkerSource({ kind: 'table', workerId: 7 });
     const { app, ids } = await boot({ workerSource: source });
     const id = ids.next();
     expect(ids.decode(id).workerId).toBe(7);
@@ -66,7 +38,7 @@ describe('workerSource: an app-provided worker-ID source', () => {
   });
 
   it('moves the generator one way: the source suspends issuing and hands in another worker ID', async () => {
-    const source = new TableSource(3);
+    const source = new StubWorkerSource({ kind: 'table', workerId: 3 });
     const { app, ids } = await boot({ workerSource: source });
     const before = ids.next();
     source.context!.reassign(null);
@@ -80,7 +52,7 @@ describe('workerSource: an app-provided worker-ID source', () => {
   });
 
   it('refuses a second registration in the process on the worker ID a source handed in', async () => {
-    const first = await boot({ workerSource: new TableSource(11) });
+    const first = await boot({ workerSource: new StubWorkerSource({ kind: 'table', workerId: 11 }) });
     await expect(boot({ workerId: 11 })).rejects.toThrow(WorkerIdInUseError);
     await first.app.close();
     const again = await boot({ workerId: 11 });
@@ -88,7 +60,7 @@ describe('workerSource: an app-provided worker-ID source', () => {
   });
 
   it('exposes the generator and the source under their tokens', async () => {
-    const source = new TableSource(5);
+    const source = new StubWorkerSource({ kind: 'table', workerId: 5 });
     const { app, moduleRef } = await boot({ workerSource: source });
     expect(moduleRef.get(SNOWFLAKE_WORKER_SOURCE)).toBe(source);
     expect(moduleRef.get(SNOWFLAKE_GENERATOR)).toBeInstanceOf(SnowflakeGenerator);
@@ -96,9 +68,9 @@ describe('workerSource: an app-provided worker-ID source', () => {
   });
 
   it('fails at bootstrap, naming the option, when given with workerId or without the methods of a source', () => {
-    expect(() => new IdService({ workerSource: new TableSource(1), workerId: 1 })).toThrow(
-      /Invalid snowflake option `workerSource`: .*leave `workerId` out/,
-    );
+    expect(
+      () => new IdService({ workerSource: new StubWorkerSource({ kind: 'table', workerId: 1 }), workerId: 1 }),
+    ).toThrow(/Invalid snowflake option `workerSource`: .*leave `workerId` out/);
     expect(() => new IdService({ workerSource: { kind: 'x' } as unknown as WorkerIdSource })).toThrow(
       SnowflakeConfigError,
     );
