@@ -1,4 +1,5 @@
 // The verdict of the chaos run's Cluster profile, and its printout.
+import { promotionWindowMs } from '../../dist/lease/cluster.timing.js';
 import { SETTLE_AFTER_LOSS_MS } from '../../dist/lease/lease.contract.js';
 import { BOOT_ALLOWANCE_MS } from './report.mjs';
 
@@ -9,7 +10,7 @@ import { BOOT_ALLOWANCE_MS } from './report.mjs';
  * while that lease's expiry lies more than the fence margin ahead of the new server's time (invariant 9).
  */
 export function proofWindowMs(ttlMs) {
-  return ttlMs - Math.floor(ttlMs / 4) - Math.floor(ttlMs / 5);
+  return promotionWindowMs({ ttlMs, renewIntervalMs: Math.floor(ttlMs / 4), fenceMarginMs: Math.floor(ttlMs / 5) });
 }
 
 /**
