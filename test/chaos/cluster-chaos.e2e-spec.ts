@@ -94,6 +94,10 @@ describe('chaos run, Cluster profile (short form): failover, kill, lagging repli
     const failed = summary.perFault.filter((f) => !f.ok);
     expect({ failed, report }).toEqual(expect.objectContaining({ failed: [] }));
     expect({ unexplained: summary.unexplained, report }).toEqual(expect.objectContaining({ unexplained: [] }));
+    // Honest logs: a graceful failover and a slot move lose nothing, and no holder says they may have.
+    expect({ honest: summary.checks.noLossWarningWithoutLoss, report }).toEqual(
+      expect.objectContaining({ honest: true }),
+    );
     // The lagging replica really missed writes, so its promotion was the case it stands for.
     const lag = summary.perFault.find((f) => f.kind === 'lag')!;
     expect({ missedBytes: lag.missedBytes, report }).toEqual(

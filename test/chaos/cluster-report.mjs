@@ -39,8 +39,9 @@ export function clusterPromise(fault, ttlMs) {
  * @param {{ ids: object, exits: object[], keyErrors: object[], gaps: { process: string, from: number, ms: number }[],
  *   faults: object[], ttlMs: number }} input
  */
-export function judgeCluster({ ids, exits, keyErrors, gaps, faults, ttlMs }) {
+export function judgeCluster({ ids, exits, keyErrors, recoveryLogs = [], gaps, faults, ttlMs }) {
   const perFault = faults.map((fault) => {
+    const logs = recoveryLogs.filter((l) => l.at >= fault.startedAt && l.at <= (fault.healedAt ?? Infinity));
     const promise = clusterPromise(fault, ttlMs);
     const mine = gaps.filter((gap) => gap.from >= fault.startedAt - 500 && gap.from <= (fault.healedAt ?? Infinity));
     const longest = mine.reduce((max, gap) => Math.max(max, gap.ms), 0);
@@ -54,6 +55,8 @@ export function judgeCluster({ ids, exits, keyErrors, gaps, faults, ttlMs }) {
       longestGapMs: longest,
       promiseMs: promise.ms,
       rule: promise.rule,
+      mayHaveLost: logs.filter((l) => l.kind === 'may-have-lost').length,
+      nothingLost: logs.filter((l) => l.kind === 'nothing-lost').length,
       ok: fault.outcome === 'injected' && longest <= promise.ms,
       gaps: mine,
     };
@@ -72,6 +75,8 @@ export function judgeCluster({ ids, exits, keyErrors, gaps, faults, ttlMs }) {
     noUndeclaredKey: keyErrors.length === 0,
     noEarlyWrite: earlyWrites.length === 0 && busyKeys === 0,
     faultsWithinPromise: perFault.every((f) => f.ok),
+    // Honest logs: a graceful failover and a slot move lose nothing, and no holder warns that data may be lost.
+    noLossWarningWithoutLoss: perFault.every((f) => !['failover', 'migrate'].includes(f.kind) || f.mayHaveLost === 0),
     noUnexplainedGap: unexplained.length === 0,
   };
   return {
@@ -102,7 +107,8 @@ export function printClusterSummary(summary, write) {
     write(
       `    #${f.id} ${f.kind.padEnd(8)} ${f.outcome.padEnd(8)} outage ${String(f.outageMs ?? '-').padStart(5)} ms` +
         `${f.missedBytes === null ? '' : `, replica missed ${f.missedBytes} B`}; ` +
-        `${f.holdersWithoutIds} holder(s) without IDs ≥ 0.5 s, longest ${f.longestGapMs} ms ` +
+        `${f.holdersWithoutIds} holder(s) without IDs ≥ 0.5 s, longest ${f.longestGapMs} ms, ` +
+        `logs: ${f.nothingLost} "nothing lost", ${f.mayHaveLost} "may have lost" ` +
         `(promise ${f.promiseMs} ms: ${f.rule})${f.ok ? '' : '  <-- over'}`,
     );
   }

@@ -339,6 +339,25 @@ class ClusterChaosRun {
     return found;
   }
 
+  /** The holders' recovery logs: "may have lost" warnings and "nothing … was lost" lines, with their times. */
+  recoveryLogs() {
+    const found = [];
+    for (const slot of this.slots) {
+      const lines = readFileSync(join(this.dir, `${slot.name}.events.jsonl`), 'utf8')
+        .split('\n')
+        .filter(Boolean);
+      for (const line of lines) {
+        const event = JSON.parse(line);
+        if (event.event !== 'log') continue;
+        if (event.message.includes('may have lost'))
+          found.push({ process: slot.name, at: event.at, kind: 'may-have-lost', level: event.level });
+        if (event.message.includes('nothing of this lease was lost'))
+          found.push({ process: slot.name, at: event.at, kind: 'nothing-lost', level: event.level });
+      }
+    }
+    return found;
+  }
+
   /** Times without IDs of processes that held an ID: those from a boot (before its ready) are not a holder's. */
   holderGaps() {
     const gaps = [];
@@ -365,6 +384,7 @@ class ClusterChaosRun {
       ids,
       exits: this.exits(),
       keyErrors: this.keyErrors(),
+      recoveryLogs: this.recoveryLogs(),
       gaps: this.holderGaps(),
       faults: this.faultLog,
       ttlMs: this.options.ttlMs,
