@@ -40,8 +40,11 @@ export function clusterPromise(fault, ttlMs) {
  *   faults: object[], ttlMs: number }} input
  */
 export function judgeCluster({ ids, exits, keyErrors, recoveryLogs = [], gaps, faults, ttlMs }) {
-  const perFault = faults.map((fault) => {
-    const logs = recoveryLogs.filter((l) => l.at >= fault.startedAt && l.at <= (fault.healedAt ?? Infinity));
+  const perFault = faults.map((fault, index) => {
+    // A holder says what it took back at its first renewal after the fault, which may come after the fault healed:
+    // its logs until the next fault are this fault's.
+    const until = faults[index + 1]?.startedAt ?? Infinity;
+    const logs = recoveryLogs.filter((l) => l.at >= fault.startedAt && l.at < until);
     const promise = clusterPromise(fault, ttlMs);
     const mine = gaps.filter((gap) => gap.from >= fault.startedAt - 500 && gap.from <= (fault.healedAt ?? Infinity));
     const longest = mine.reduce((max, gap) => Math.max(max, gap.ms), 0);

@@ -259,7 +259,9 @@ class ClusterChaosRun {
       await this.waitAllIssuing(`every process to issue again after #${id}`, SETTLE_AFTER_LOSS_MS + 4 * options.ttlMs);
       entry.healedAt = Math.round(this.now());
       this.log(`${this.stamp()}  #${id} healed; every process issues IDs`);
-      await this.sleep(1000);
+      // Two renewals more: every holder has renewed on the healed cluster (and said what it took back) before the
+      // next fault.
+      await this.sleep(Math.max(1000, options.ttlMs / 2));
     }
   }
 
