@@ -5,7 +5,7 @@
 //
 //   npm run chaos -- --profile cluster [--rounds 3] [--processes 4] [--ttl 6000] [--node-timeout 1000] [--seed N]
 //                                      [--faults failover,kill,lag,split,migrate] [--batch 2] [--json f] [--keep]
-//   npm run chaos -- --profile cluster --short      one round of the five kinds, about 60-90 s
+//   npm run chaos -- --profile cluster --short      one round of the five kinds, about a minute
 //
 // The report (cluster-report.mjs) checks: no duplicate and per-process order (every ID recorded), no process that
 // exited (none is stopped by the run, so any exit is a finding, and one without an error event is a silent exit),
@@ -27,7 +27,7 @@ import { mulberry32 } from './schedule.mjs';
 import { SETTLE_AFTER_LOSS_MS } from '../../dist/lease/lease.contract.js';
 
 const USAGE = `Usage: npm run chaos -- --profile cluster [options]
-  --short              one round of every kind (about 60-90 s): the form the test suite runs
+  --short              one round of every kind (about a minute): the form the test suite runs
   --rounds <n>         rounds of the fault kinds, each in a seeded order (default 3)
   --processes <n>      child processes, each holding an ID (default 4; the layout has 8)
   --ttl <ms>           the lease TTL (default 6000)

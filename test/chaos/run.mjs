@@ -422,7 +422,11 @@ async function main() {
 
 // The Cluster profile has a runner of its own: its faults act on a cluster, not on one process's proxy.
 const profile = process.argv.slice(2).find((arg, i, all) => arg.startsWith('--profile=') || all[i - 1] === '--profile');
-if (profile !== undefined && profile.replace('--profile=', '') === 'cluster') {
+if (profile !== undefined && profile.replace('--profile=', '') !== 'cluster') {
+  process.stderr.write(`unknown --profile ${profile.replace('--profile=', '')}: the one profile is cluster\n`);
+  process.exit(2);
+}
+if (profile !== undefined) {
   const { runCluster } = await import('./cluster-run.mjs');
   process.exit(await runCluster(process.argv.slice(2).map((arg) => arg.replace(/^--profile=.*/, '--profile=cluster'))));
 }
