@@ -73,7 +73,8 @@ export function judgeCluster({ ids, exits, keyErrors, recoveryLogs = [], gaps, f
   const checks = {
     duplicates: ids.duplicates.count === 0,
     order: ids.orderViolations.count === 0,
-    noExit: exits.length === 0,
+    // No holder exits; an instance waiting for a free ID may end its boot with a typed error (and is started again).
+    noExit: exits.every((exit) => !exit.held && exit.error !== null),
     noSilentExit: silentExits.length === 0,
     noUndeclaredKey: keyErrors.length === 0,
     noEarlyWrite: earlyWrites.length === 0 && busyKeys === 0,

@@ -29,7 +29,8 @@ import { SETTLE_AFTER_LOSS_MS } from '../../dist/lease/lease.contract.js';
 const USAGE = `Usage: npm run chaos -- --profile cluster [options]
   --short              one round of every kind (about a minute): the form the test suite runs
   --rounds <n>         rounds of the fault kinds, each in a seeded order (default 3)
-  --processes <n>      child processes, each holding an ID (default 4; the layout has 8)
+  --processes <n>      child processes (default 4)
+  --worker-bits <n>    the layout's worker bits (default 3: 8 IDs); fewer IDs than processes leaves some waiting
   --ttl <ms>           the lease TTL (default 6000)
   --node-timeout <ms>  cluster-node-timeout (default 1000)
   --faults <list>      comma-separated kinds (default all): ${Object.keys(CLUSTER_FAULTS).join(', ')}
@@ -38,8 +39,14 @@ const USAGE = `Usage: npm run chaos -- --profile cluster [options]
   --json <file>        also write the summary as JSON
   --keep               keep the run's directory even when it passes`;
 
-/** 3 worker bits: 8 IDs, so that every process holds one and holders re-claim while old leases lapse. */
-const LAYOUT = { timestampBits: 41, datacenterBits: 0, workerBits: 3, sequenceBits: 12, timeUnitMs: 1 };
+/** 3 worker bits by default: 8 IDs, so that every process holds one and holders re-claim while old leases lapse. */
+const layoutOf = (workerBits) => ({
+  timestampBits: 41,
+  datacenterBits: 0,
+  workerBits,
+  sequenceBits: 12,
+  timeUnitMs: 1,
+});
 const NAMESPACE = 'chaos';
 const KEY_PREFIX = `snowflake:{${NAMESPACE}:dc0}:`;
 const CLOCK_BACK_TOLERANCE_MS = 100;
@@ -52,6 +59,7 @@ export function parseClusterOptions(argv) {
       short: { type: 'boolean', default: false },
       rounds: { type: 'string', default: '3' },
       processes: { type: 'string', default: '4' },
+      'worker-bits': { type: 'string', default: '3' },
       ttl: { type: 'string', default: '6000' },
       'node-timeout': { type: 'string', default: '1000' },
       faults: { type: 'string' },
@@ -80,7 +88,8 @@ export function parseClusterOptions(argv) {
   return {
     rounds: values.short ? 1 : number('rounds', 1, 1000),
     short: values.short,
-    processes: number('processes', 1, 8),
+    processes: number('processes', 1, 16),
+    workerBits: number('worker-bits', 1, 4),
     ttlMs: number('ttl', 1000, 10_000),
     nodeTimeoutMs: number('node-timeout', 100, 60_000),
     kinds,
@@ -101,6 +110,7 @@ class ClusterChaosRun {
     this.faultLog = [];
     this.notes = [];
     this.random = mulberry32(options.seed);
+    this.layout = layoutOf(options.workerBits);
     /** Per slot: when each generation reported ready (run ms), and every lastError it reported. */
     this.readyAt = new Map();
     this.errors = new Map();
@@ -133,6 +143,7 @@ class ClusterChaosRun {
       `--node-timeout ${options.nodeTimeoutMs}`,
       options.kinds.length === Object.keys(CLUSTER_FAULTS).length ? '' : `--faults ${options.kinds.join(',')}`,
       options.batch === 2 ? '' : `--batch ${options.batch}`,
+      options.workerBits === 3 ? '' : `--worker-bits ${options.workerBits}`,
     ]
       .filter(Boolean)
       .join(' ');
@@ -150,7 +161,7 @@ class ClusterChaosRun {
     this.slot = await this.topology.slotOf(`${KEY_PREFIX}meta`);
     this.log(`  ${this.topology.describe()}; the namespace's slot is ${this.slot}`);
     this.log(
-      `  ${options.processes} processes, lease TTL ${options.ttlMs} ms, layout ${LAYOUT.workerBits} worker bits`,
+      `  ${options.processes} processes, lease TTL ${options.ttlMs} ms, layout ${this.layout.workerBits} worker bits`,
     );
     this.t0 = performance.now();
     for (let index = 0; index < options.processes; index++) {
@@ -164,7 +175,7 @@ class ClusterChaosRun {
           ...this.topology.connection(),
           namespace: NAMESPACE,
           ttlMs: options.ttlMs,
-          layout: LAYOUT,
+          layout: this.layout,
           clockBackToleranceMs: CLOCK_BACK_TOLERANCE_MS,
           redis: { retryBackoffMs: 100, connectTimeoutMs: 1000 },
           intervalMs: 1,
@@ -191,12 +202,17 @@ class ClusterChaosRun {
     this.log(`${this.stamp()}  every process issues IDs`);
   }
 
-  /** Waits until every process has issued IDs after `since` (run ms). */
+  /**
+   * Waits until every process has issued IDs after `since` (run ms); with fewer IDs than processes, until as many
+   * processes as there are IDs have.
+   */
   async waitAllIssuing(what, timeoutMs, since = this.now()) {
     const deadline = this.now() + timeoutMs;
     const start = this.slots.map((slot) => slot.issued);
+    const wanted = Math.min(this.slots.length, 2 ** this.layout.workerBits);
     for (;;) {
-      if (this.slots.every((slot, i) => slot.state === 'ready' && slot.issued > start[i])) return true;
+      const issuing = this.slots.filter((slot, i) => slot.state === 'ready' && slot.issued > start[i]).length;
+      if (issuing >= wanted) return true;
       if (this.now() > deadline) {
         this.notes.push(`timed out after ${Math.round(timeoutMs / 1000)} s waiting for ${what} (since ${since})`);
         return false;
@@ -303,9 +319,14 @@ class ClusterChaosRun {
         .split('\n')
         .filter(Boolean);
       let lastError = null;
+      let held = false;
       for (const line of lines) {
         const event = JSON.parse(line);
-        if (event.event === 'spawn') lastError = null;
+        if (event.event === 'spawn') {
+          lastError = null;
+          held = false;
+        }
+        if (event.event === 'ready') held = true;
         if (event.event === 'error') lastError = event;
         if (event.event === 'exit' && !event.expected) {
           found.push({
@@ -314,6 +335,7 @@ class ClusterChaosRun {
             code: event.code,
             signal: event.signal,
             error: lastError === null ? null : `${lastError.name}: ${lastError.message}`,
+            held,
           });
         }
       }
@@ -377,7 +399,7 @@ class ClusterChaosRun {
     const files = this.slots.flatMap((slot) =>
       slot.files.map(({ generation, file }) => ({ label: `${slot.name}.g${generation}`, file })),
     );
-    const ids = analyseIds(files, LAYOUT);
+    const ids = analyseIds(files, this.layout);
     const refusals = {};
     for (const slot of this.slots) {
       for (const [key, count] of Object.entries(slot.refusals)) refusals[key] = (refusals[key] ?? 0) + count;
