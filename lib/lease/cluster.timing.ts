@@ -1,4 +1,5 @@
 import type { LoggerService } from '@nestjs/common';
+import { withTimeout } from './lease.client.js';
 import type { LeaseSettings } from './lease.settings.js';
 
 type Timing = Pick<LeaseSettings, 'ttlMs' | 'renewIntervalMs' | 'fenceMarginMs'>;
@@ -68,22 +69,33 @@ function isCluster(client: unknown): client is ClusterLike {
 
 /**
  * With an ioredis Cluster client: reads `cluster-node-timeout` from the primaries (the longest one found) and warns
- * when promotions may outlast the lease's window. Where CONFIG is not allowed (a managed Redis, a renamed command)
- * it says so once at debug level and checks nothing.
+ * when promotions may outlast the lease's window. Where CONFIG is not allowed (a managed Redis, a renamed command) or
+ * a primary does not answer within `connectTimeoutMs`, it says so at debug level and checks what it could read.
  */
-export async function checkClusterTiming(client: unknown, timing: Timing, logger: LoggerService): Promise<void> {
+export async function checkClusterTiming(
+  client: unknown,
+  settings: Timing & Pick<LeaseSettings, 'connectTimeoutMs'>,
+  logger: LoggerService,
+): Promise<void> {
   if (!isCluster(client)) return;
-  let longest: number | undefined;
-  for (const node of client.nodes('master')) {
-    try {
-      const reply = (await node.call('CONFIG', 'GET', 'cluster-node-timeout')) as string[];
-      const value = Number(reply?.[1]);
-      if (Number.isFinite(value) && value > 0) longest = Math.max(longest ?? 0, value);
-    } catch (error) {
-      logger.debug?.(`cluster-node-timeout not readable (${String(error)}): its fit with redis.ttlMs is not checked`);
-    }
-  }
-  if (longest === undefined) return;
-  const advice = nodeTimeoutAdvice(longest, timing);
+  const readings = await Promise.all(
+    client.nodes('master').map(async (node) => {
+      try {
+        const reply = (await withTimeout(
+          node.call('CONFIG', 'GET', 'cluster-node-timeout'),
+          settings.connectTimeoutMs,
+          'CONFIG GET cluster-node-timeout',
+        )) as string[];
+        const value = Number(reply?.[1]);
+        return Number.isFinite(value) && value > 0 ? value : undefined;
+      } catch (error) {
+        logger.debug?.(`cluster-node-timeout not readable (${String(error)}): its fit with redis.ttlMs is not checked`);
+        return undefined;
+      }
+    }),
+  );
+  const found = readings.filter((value): value is number => value !== undefined);
+  if (found.length === 0) return;
+  const advice = nodeTimeoutAdvice(Math.max(...found), settings);
   if (advice !== undefined) logger.warn(advice);
 }
