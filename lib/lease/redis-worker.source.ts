@@ -279,7 +279,7 @@ export class RedisWorkerSource implements WorkerIdSource, ObservesRenewals {
     const namespace = this.settings.namespace;
     if (intact) {
       this.context!.logger.log(
-        `Namespace "${namespace}" is served by another Redis process (a failover or a slot move); worker ID ` +
+        `Namespace "${namespace}" is served by another Redis process (a failover, a slot move or a restart); worker ID ` +
           `${workerId}'s record came through with its last renewal, so nothing of this lease was lost, and IDs ` +
           'kept flowing. The namespace settles before it hands out IDs nobody holds.',
       );
