@@ -15,6 +15,7 @@ import {
 } from './lease.protocol.js';
 import type { LeaseSettings } from './lease.settings.js';
 import { SentinelConfirm } from './sentinel.confirm.js';
+import { checkClusterTiming } from './cluster.timing.js';
 
 /**
  * Where leases live: the four operations of the lease scripts, with their replies decoded, and the confirmation
@@ -124,8 +125,12 @@ export class RedisLeaseBackend implements LeaseBackend {
     return acked >= wanted ? undefined : `only ${acked} of ${wanted} replicas acknowledged the ${what}`;
   }
 
-  /** Says at bootstrap what the split-brain guarantee needs from the Sentinels, where their set-up falls short. */
+  /**
+   * Says at bootstrap where the set-up falls short: with a Cluster, a node timeout too long for the lease's
+   * promotion window; with Sentinel, what the split-brain guarantee needs from the Sentinels.
+   */
   async checkSetup(logger: LoggerService): Promise<void> {
+    await checkClusterTiming(this.settings.client, this.settings, logger);
     const sentinel = this.sentinel;
     if (sentinel === undefined) return;
     const setup = await sentinel.setup();

@@ -12,7 +12,8 @@ import type { LeaseSettings } from './lease.settings.js';
 import type { ServerClock } from './server-clock.js';
 
 /** What a renewal found: extended (or taken back after a data loss), or lost. */
-export type ExtendOutcome = { kind: 'ok' | 'recovered' } | { kind: 'lost'; reason: string };
+/** `recovered`: taken back after the namespace's marker changed; `intact` when nothing of this lease was lost. */
+export type ExtendOutcome = { kind: 'ok' } | { kind: 'recovered'; intact: boolean } | { kind: 'lost'; reason: string };
 
 /** How a lease was given back: released by its token, or, the record no longer ours, left with a note. */
 export interface ReleaseOutcome {
@@ -125,7 +126,7 @@ export class LeaseRounds {
     lease.ceilingTicks = ticksAtMs(this.layout, lease.ceilingMs);
     lease.fenceAt = fenceAtMono(sent.mono, this.settings);
     lease.serverExpiry = reply.expiry;
-    return { kind: reply.kind };
+    return reply.kind === 'ok' ? { kind: 'ok' } : { kind: 'recovered', intact: reply.intact === true };
   }
 
   /** Undefined when the claim's server is confirmed as the primary, else why not. */

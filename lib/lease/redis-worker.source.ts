@@ -240,13 +240,7 @@ export class RedisWorkerSource implements WorkerIdSource, ObservesRenewals {
         return await this.handleLoss(lease, outcome.reason);
       }
       observe(outcome.kind === 'ok' ? 'renewed' : 'recovered');
-      if (outcome.kind === 'recovered') {
-        this.context!.logger.warn(
-          `Redis may have lost the data of namespace "${this.settings.namespace}": another Redis process serves it ` +
-            '(a restart or failover), its data came from elsewhere, or keys of it are gone or rolled back; worker ID ' +
-            `${lease.workerId} was taken back into the current data with its ceiling, and IDs kept flowing`,
-        );
-      }
+      if (outcome.kind === 'recovered') this.logRecovery(lease.workerId, outcome.intact);
       const failures = this.renewalBackoff.failuresInARow;
       if (failures > 0) {
         this.context!.logger.log(`Lease on worker ID ${lease.workerId} renewed again after ${failures} failures`);
@@ -273,6 +267,29 @@ export class RedisWorkerSource implements WorkerIdSource, ObservesRenewals {
     } finally {
       this.renewal.renewing = false;
     }
+  }
+
+  /**
+   * Says what a lease taken back into new data knows. Only where the script could tell that nothing of this lease
+   * was lost (another Redis process serves the namespace, and the record still shows this holder's last renewal:
+   * a graceful failover, a slot move, a promoted replica that had every write of this lease) is it no warning;
+   * otherwise the library cannot tell what was lost, and says that it may have been.
+   */
+  private logRecovery(workerId: number, intact: boolean): void {
+    const namespace = this.settings.namespace;
+    if (intact) {
+      this.context!.logger.log(
+        `Namespace "${namespace}" is served by another Redis process (a failover, a slot move or a restart); worker ID ` +
+          `${workerId}'s record came through with its last renewal, so nothing of this lease was lost, and IDs ` +
+          'kept flowing. The namespace settles before it hands out IDs nobody holds.',
+      );
+      return;
+    }
+    this.context!.logger.warn(
+      `Redis may have lost the data of namespace "${namespace}": another Redis process serves it (a restart or ` +
+        'failover) with data that may be older, or keys of it are gone or rolled back; worker ID ' +
+        `${workerId} was taken back into the current data with its ceiling, and IDs kept flowing`,
+    );
   }
 
   /** The lease is gone or taken: stop issuing at once, leave a note of the last timestamp, re-claim. */

@@ -2,6 +2,7 @@
 // each through a TCP proxy of its own, while faults are injected on a seeded schedule; at the end every recorded ID
 // is checked for duplicates and per-process order.
 //
+//   npm run chaos -- --profile cluster [...]   a Redis Cluster of 3 primaries and 3 replicas (cluster-run.mjs)
 //   npm run chaos -- [--duration 60] [--processes 4] [--seed N] [--faults kill,partition,clock,…] [--sentinel]
 //                    [--ttl 2500] [--json summary.json] [--keep]
 //
@@ -29,7 +30,8 @@ const USAGE = `Usage: node test/chaos/run.mjs [options]
   --sentinel         a primary, two replicas and three Sentinels instead of one redis-server
   --ttl <ms>         the lease TTL (default 2500)
   --json <file>      also write the summary as JSON
-  --keep             keep the run's directory (ID files, per-process event logs) even when it passes`;
+  --keep             keep the run's directory (ID files, per-process event logs) even when it passes
+  --profile cluster  a Redis Cluster (3 primaries, 3 replicas) and its faults: --profile cluster --help`;
 
 /** 4 worker bits: 16 worker IDs, enough for the processes and their restarts while old leases expire. */
 const LAYOUT = { timestampBits: 41, datacenterBits: 0, workerBits: 4, sequenceBits: 12, timeUnitMs: 1 };
@@ -418,4 +420,14 @@ async function main() {
   return summary.ok ? 0 : 1;
 }
 
+// The Cluster profile has a runner of its own: its faults act on a cluster, not on one process's proxy.
+const profile = process.argv.slice(2).find((arg, i, all) => arg.startsWith('--profile=') || all[i - 1] === '--profile');
+if (profile !== undefined && profile.replace('--profile=', '') !== 'cluster') {
+  process.stderr.write(`unknown --profile ${profile.replace('--profile=', '')}: the one profile is cluster\n`);
+  process.exit(2);
+}
+if (profile !== undefined) {
+  const { runCluster } = await import('./cluster-run.mjs');
+  process.exit(await runCluster(process.argv.slice(2).map((arg) => arg.replace(/^--profile=.*/, '--profile=cluster'))));
+}
 process.exit(await main());

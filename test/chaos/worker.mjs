@@ -114,6 +114,22 @@ async function sentinelClient() {
   return client;
 }
 
+/**
+ * With a Cluster, an ioredis Cluster client of the process's own: the nodes announce proxies (see
+ * cluster-topology.mjs), which `natMap` maps back to their real ports.
+ */
+async function clusterClient() {
+  const { Cluster } = await import('ioredis');
+  const { startupNodes, natMap } = config.cluster;
+  const client = new Cluster(startupNodes, {
+    natMap,
+    redisOptions: { connectTimeout: config.redis?.connectTimeoutMs ?? 2000 },
+    clusterRetryStrategy: (times) => Math.min(times * 100, 1000),
+  });
+  client.on('error', () => undefined);
+  return client;
+}
+
 const out = openSync(config.out, 'a');
 const startedAt = performance.now();
 let client;
@@ -122,6 +138,9 @@ try {
   const redis = { namespace: config.namespace, ttlMs: config.ttlMs, ...config.redis };
   if (config.sentinel !== undefined) {
     client = await sentinelClient();
+    redis.client = client;
+  } else if (config.cluster !== undefined) {
+    client = await clusterClient();
     redis.client = client;
   } else {
     redis.url = config.url;
@@ -166,7 +185,15 @@ function refusalKey(error) {
 
 function report() {
   const lease = ids.status().lease;
-  emit({ event: 'stats', issued, refusals, workerId, state: lease?.state ?? null, offsetMs: lease?.clockOffsetMs });
+  emit({
+    event: 'stats',
+    issued,
+    refusals,
+    workerId,
+    state: lease?.state ?? null,
+    offsetMs: lease?.clockOffsetMs,
+    lastError: lease?.lastError ?? null,
+  });
 }
 
 const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,4 +1,6 @@
 import 'reflect-metadata';
+import { jest } from '@jest/globals';
+import { Logger } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { Cluster, Redis } from 'ioredis';
 import { IdService, SnowflakeConfigError, SnowflakeModule } from '../../lib/index.js';
@@ -188,6 +190,45 @@ describe('Redis lease through an ioredis Cluster client (three real cluster node
     // A move shorter than the fence costs no holder its ID.
     expect(holders.map((holder) => holder.workerId)).toEqual(workersBefore);
   }, 60_000);
+
+  /**
+   * Boots an instance of a namespace that has settled already (the warning comes before the claim either way) and
+   * returns what the module warned meanwhile about the node timeout.
+   */
+  async function nodeTimeoutWarnings(namespace: string, redis: Record<string, unknown> = {}): Promise<string[]> {
+    // The Cluster routes the helper's one-key script to the namespace's slot.
+    await settledNamespace(cluster as unknown as Redis, namespace);
+    const warn = jest.spyOn(Logger.prototype, 'warn');
+    try {
+      await boot(namespace, redis);
+      return warn.mock.calls.map(([message]) => String(message)).filter((m) => m.includes('cluster-node-timeout'));
+    } finally {
+      warn.mockRestore();
+    }
+  }
+
+  it('warns at bootstrap when cluster-node-timeout is too long for the TTL, and not once it fits', async () => {
+    // 2000 ms (as started): promotions may take 5000 ms, beyond a TTL of 3000's window of 1650 ms.
+    const advice = await nodeTimeoutWarnings('timing-long');
+    expect(advice).toHaveLength(1);
+    expect(advice[0]).toContain('cluster-node-timeout is 2000 ms');
+    expect(advice[0]).toContain('1650 ms');
+    expect(advice[0]).toContain('raise redis.ttlMs');
+
+    // The longest node timeout of the primaries counts: 1000 ms everywhere fits a TTL of 10 s (window 5500 ms).
+    try {
+      for (const admin of admins) await admin.call('CONFIG', 'SET', 'cluster-node-timeout', '1000');
+      expect(await nodeTimeoutWarnings('timing-fits', { ttlMs: 10_000 })).toEqual([]);
+
+      await admins[2].call('CONFIG', 'SET', 'cluster-node-timeout', '3000');
+      const oneSlow = await nodeTimeoutWarnings('timing-one-slow', { ttlMs: 10_000 });
+      expect(oneSlow).toHaveLength(1);
+      expect(oneSlow[0]).toContain('cluster-node-timeout is 3000 ms');
+      expect(oneSlow[0]).toContain('set cluster-node-timeout to 2200 ms or less');
+    } finally {
+      for (const admin of admins) await admin.call('CONFIG', 'SET', 'cluster-node-timeout', '2000');
+    }
+  }, 90_000);
 
   it('refuses waitForReplicas with a Cluster client at bootstrap, naming the option', async () => {
     const error = await boot('replicas', { waitForReplicas: 1 }).catch((caught: unknown) => caught);

@@ -46,8 +46,9 @@ local SETTLE = ${SETTLE_AFTER_LOSS_MS}
 
 -- Starts a new marker. Where the meta survived, its contract stands until the holders from before the change
 -- confirm it again by taking their IDs back (\`confirmed\` 0 until then). The mirrors take the surviving keys as
--- they are.
-local function new_marker()
+-- they are. \`cause\` says why, for the holders' logs: 'server' when only the Redis process serving the namespace
+-- changed (a failover, a slot move, a restart) and every key that must exist is there; anything else is a loss.
+local function new_marker(cause)
   -- Members of the expiry set are gone (deleted, evicted): an ID whose holder never comes back would be in neither
   -- the cursor's range nor the set, and never handed out again. The cursor starts again, as after a full loss: it
   -- passes over the IDs holders take back, and the others are covered by the settling, as after a full loss.
@@ -55,7 +56,8 @@ local function new_marker()
     redis.call('DEL', CURSOR)
   end
   redis.call('HSET', META, 'marker', FRESH, 'created', now, 'settleMs', SETTLE, 'server', server,
-    'cursor', tonumber(redis.call('GET', CURSOR) or '0'), 'members', redis.call('ZCARD', EXPIRY), 'confirmed', 0)
+    'cursor', tonumber(redis.call('GET', CURSOR) or '0'), 'members', redis.call('ZCARD', EXPIRY), 'confirmed', 0,
+    'cause', cause)
   redis.call('HSETNX', META, 'config', CONFIG)
   return FRESH
 end
@@ -70,7 +72,9 @@ end
 
 local function ensure_marker()
   local marker = redis.call('HGET', META, 'marker')
-  if not marker or redis.call('HGET', META, 'server') ~= server or partly_lost() then return new_marker() end
+  if not marker then return new_marker('absent') end
+  if partly_lost() then return new_marker('partial') end
+  if redis.call('HGET', META, 'server') ~= server then return new_marker('server') end
   return marker
 end
 

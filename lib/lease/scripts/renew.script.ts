@@ -1,7 +1,11 @@
 import { PRELUDE, commonArgs, stamp, unexpected, type CommonSettings, type ServerStamp } from './prelude.lua.js';
 
 export type RenewReply = ServerStamp &
-  ({ kind: 'ok' | 'recovered'; expiry: number; marker: string; held: number } | { kind: 'lost'; reason: string });
+  (
+    | { kind: 'ok'; expiry: number; marker: string; held: number }
+    | { kind: 'recovered'; expiry: number; marker: string; held: number; intact?: boolean }
+    | { kind: 'lost'; reason: string }
+  );
 
 export interface RenewRequest {
   id: number;
@@ -51,7 +55,10 @@ export interface RenewRequest {
  * A renewal that holds on answers with the number of live leases (`held`, one ZCOUNT against the server's time), so
  * that every holder sees the namespace's capacity at each renewal for the cost of one O(log N) command.
  *
- * Reply: {'ok', expiry, marker, held, now, server} | {'recovered', expiry, marker, held, now, server}
+ * A holder that takes its ID back learns whether nothing of its lease was lost (`intact`: the marker changed only
+ * because another Redis process serves the namespace, and the record still shows this holder's last renewal).
+ *
+ * Reply: {'ok', expiry, marker, held, now, server} | {'recovered', expiry, marker, held, intact 0|1, now, server}
  *      | {'lost', reason, now, server}
  */
 export const RENEW_SCRIPT = `${PRELUDE}
@@ -74,9 +81,9 @@ if marker == held_marker then
       return {'lost', 'missing', now, server}
     end
   elseif owner == token and not known(redis.call('HGET', key, 'rev') or '') then
-    marker = new_marker()
+    marker = new_marker('rollback')
   elseif owner ~= token and unlapsed then
-    new_marker()
+    new_marker('rollback')
     return {'lost', 'rollback', now, server}
   end
 end
@@ -93,10 +100,14 @@ if marker ~= held_marker then
     redis.call('HSET', META, 'config', CONFIG)
   end
   redis.call('HSET', META, 'confirmed', 1)
+  -- Nothing of this lease was lost when only the serving process changed and the record still shows this holder's
+  -- last renewal: the holder may say so, rather than that Redis may have lost data.
+  local intact = redis.call('HGET', META, 'cause') == 'server' and owner == token
+    and known(redis.call('HGET', key, 'rev') or '')
   local ceiling = math.max(floor_of(key), wanted_ceiling)
   redis.call('HSET', key, 'token', token, 'marker', marker, 'ceiling', ceiling, 'claimed', now, 'rev', rev)
   set_expiry(id, expiry)
-  return {'recovered', expiry, marker, live_count(), now, server}
+  return {'recovered', expiry, marker, live_count(), intact and 1 or 0, now, server}
 end
 -- The namespace took another contract while this holder was paused past its lease: it must not go on.
 if redis.call('HGET', META, 'config') ~= CONFIG then return {'lost', 'config', now, server} end
@@ -124,14 +135,10 @@ export function renewArgs(settings: CommonSettings, request: RenewRequest, fresh
 
 export function decodeRenew(reply: unknown[]): RenewReply {
   const status = String(reply[0]);
-  if (status === 'ok' || status === 'recovered') {
-    return {
-      kind: status,
-      expiry: Number(reply[1]),
-      marker: String(reply[2]),
-      held: Number(reply[3]),
-      ...stamp(reply, 4),
-    };
+  const common = () => ({ expiry: Number(reply[1]), marker: String(reply[2]), held: Number(reply[3]) });
+  if (status === 'ok') return { kind: 'ok', ...common(), ...stamp(reply, 4) };
+  if (status === 'recovered') {
+    return { kind: 'recovered', ...common(), intact: Number(reply[4]) === 1, ...stamp(reply, 5) };
   }
   if (status === 'lost') return { kind: 'lost', reason: String(reply[1]), ...stamp(reply, 2) };
   throw unexpected('renew', reply);
