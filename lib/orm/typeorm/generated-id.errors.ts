@@ -71,3 +71,24 @@ export class IdServiceNotFoundError extends SnowflakeError {
     );
   }
 }
+
+/**
+ * A row reached the INSERT without its `@GeneratedId()` value: no subscriber filled it. Thrown by the column's
+ * transformer when TypeORM writes the row, instead of the database's NOT NULL error, naming what is missing.
+ *
+ * @publicApi
+ */
+export class GeneratedIdNotFilledError extends SnowflakeError {
+  constructor(
+    /** `Entity.property` of the column. */
+    readonly column: string,
+  ) {
+    super(
+      `${column} has no ID at insert: @GeneratedId() columns are filled by SnowflakeTypeOrmModule, and none is ` +
+        'attached to this DataSource. To fix: import SnowflakeTypeOrmModule beside SnowflakeModule.forRoot(…) and ' +
+        "TypeOrmModule.forRoot(…) (import { SnowflakeTypeOrmModule } from 'nestjs-snowflake/typeorm'), or, without " +
+        'Nest, call attachGeneratedIds(dataSource, idService) after dataSource.initialize(). A query-builder insert ' +
+        'with .callListeners(false) skips it too: set the ID there yourself (idService.next()).',
+    );
+  }
+}
