@@ -58,15 +58,18 @@ export class DataSourceNotInitializedError extends SnowflakeError {
 }
 
 /**
- * `SnowflakeTypeOrmModule` found no `IdService` in the application, so it has nothing to fill `@GeneratedId()`
- * columns from. Thrown at bootstrap.
+ * `SnowflakeTypeOrmModule` (or `SnowflakeDrizzleModule`) found no `IdService` in the application, so it has nothing
+ * to fill ID columns from. Thrown at bootstrap.
  *
  * @publicApi
  */
 export class IdServiceNotFoundError extends SnowflakeError {
-  constructor() {
+  constructor(
+    /** The integration module that looked: `SnowflakeTypeOrmModule` or `SnowflakeDrizzleModule`. */
+    readonly module: string = 'SnowflakeTypeOrmModule',
+  ) {
     super(
-      'SnowflakeTypeOrmModule found no IdService in the application. Import SnowflakeModule.forRoot(…) or ' +
+      `${module} found no IdService in the application. Import SnowflakeModule.forRoot(…) or ` +
         'forRootAsync(…) in the app as well (it need not be global).',
     );
   }

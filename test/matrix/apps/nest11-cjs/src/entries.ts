@@ -1,6 +1,7 @@
 // Every entry of the package, imported statically as a CommonJS app does (compiled to require(): Node >= 20.19
 // loads the ESM package).
 import * as root from 'nestjs-snowflake';
+import * as drizzle from 'nestjs-snowflake/drizzle';
 import * as graphql from 'nestjs-snowflake/graphql';
 import * as health from 'nestjs-snowflake/health';
 import * as metrics from 'nestjs-snowflake/metrics';
@@ -16,6 +17,7 @@ export function loadEntries(): Record<string, number> {
     'nestjs-snowflake/health': health,
     'nestjs-snowflake/typeorm': typeorm,
     'nestjs-snowflake/prisma': prisma,
+    'nestjs-snowflake/drizzle': drizzle,
     'nestjs-snowflake/testing': testing,
     'nestjs-snowflake/graphql': graphql,
     'nestjs-snowflake/metrics': metrics,

@@ -7,6 +7,7 @@ const ENTRIES = [
   'nestjs-snowflake/health',
   'nestjs-snowflake/typeorm',
   'nestjs-snowflake/prisma',
+  'nestjs-snowflake/drizzle',
   'nestjs-snowflake/testing',
   'nestjs-snowflake/graphql',
   'nestjs-snowflake/metrics',
