@@ -4,11 +4,12 @@ import { SnowflakeModule } from 'nestjs-snowflake';
 import { SnowflakeHealthModule } from 'nestjs-snowflake/health';
 import { SnowflakeTypeOrmModule } from 'nestjs-snowflake/typeorm';
 import { PostIds } from './post-ids.service';
+import { redis } from './redis.client';
 import { Post } from './post.entity';
 
 @Module({
   imports: [
-    SnowflakeModule.forRoot({ redis: { url: process.env.REDIS_URL } }),
+    SnowflakeModule.forRoot({ redis: { client: redis } }),
     SnowflakeHealthModule,
     TypeOrmModule.forRoot({
       type: 'postgres',

@@ -7,6 +7,7 @@ import { loadEntries } from './entries';
 import { PostIds } from './post-ids.service';
 import { PostQueryDto } from './post-query.dto';
 import { Post } from './post.entity';
+import { redis } from './redis.client';
 
 /** Boots against REDIS_URL and DATABASE_URL, issues an ID, saves and reads back a row, prints one JSON line. */
 async function main(): Promise<void> {
@@ -19,6 +20,7 @@ async function main(): Promise<void> {
   const readBack = await posts.findOneByOrFail({ id: saved.id });
   const health = await app.get(SnowflakeHealthIndicator).isHealthy();
   await app.close();
+  await redis.quit();
   const row = { saved: saved.id, readBack: readBack.id };
   console.log(
     JSON.stringify({ entries, dto: PostQueryDto.name, id: id.toString(), issuedAt: ids.issuedAt(id), row, health }),
