@@ -31,8 +31,9 @@ const APPS = [
   {
     name: 'nest11-cjs',
     from: 'nest11-cjs',
-    note: 'Nest 11, CommonJS, TypeScript 5.8 nodenext, TypeORM 0.3, ioredis 5, Jest 29 (ts-jest)',
+    note: 'Nest 11, CommonJS, TypeScript 5.8 nodenext, TypeORM 0.3, Prisma 6, ioredis 5, Jest 29 (ts-jest)',
     database: true,
+    prisma: true,
     tests: ['test:jest'],
   },
   {
@@ -47,7 +48,7 @@ const APPS = [
     from: 'nest12-esm',
     note: 'Nest 12, ESM, ioredis 6, without TypeORM (TypeORM 1.1 refuses ioredis 6: its optional peer is ^5.0.4)',
     dependencies: { ioredis: '^6.0.0' },
-    drop: ['typeorm', '@nestjs/typeorm', 'pg', 'jest', '@swc/jest', '@types/jest'],
+    drop: ['typeorm', '@nestjs/typeorm', 'pg', 'jest', '@swc/core', '@swc/jest', '@types/jest'],
     remove: ['src/database.module.ts', 'src/post.entity.ts'],
     skipEntries: ['nestjs-snowflake/typeorm'],
     database: false,
@@ -143,6 +144,12 @@ function checkOutput(app, line) {
       problems.push(`the TypeORM row ${JSON.stringify(out.row)} did not read back its generated ID`);
     }
   }
+  if (app.prisma) {
+    const { saved = [], readBack = [] } = out.prisma ?? {};
+    if (saved.length !== 3 || new Set(saved).size !== 3 || JSON.stringify(saved) !== JSON.stringify(readBack)) {
+      problems.push(`the Prisma thing and its parts ${JSON.stringify(out.prisma)} did not read back their IDs`);
+    }
+  }
   if (out.health?.snowflake?.status !== 'up') problems.push(`health ${JSON.stringify(out.health)}`);
   return { out, problems };
 }
@@ -157,7 +164,16 @@ async function runApp(app, { work, tarball, redisUrl, postgres }) {
   await timed(`${app.name}: npm install`, () =>
     sh('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline'], { cwd: dir, env }),
   );
-  await timed(`${app.name}: build`, () => sh('npm', ['run', 'build'], { cwd: dir, env }));
+  // Prisma's engine binaries cannot be downloaded on every machine (binaries.prisma.sh): the app's generator uses the
+  // TypeScript query compiler, so nothing needs them, and these settings stop `prisma generate` from fetching them.
+  const buildEnv = {
+    ...env,
+    DATABASE_URL,
+    PRISMA_QUERY_ENGINE_LIBRARY: '/bin/false',
+    PRISMA_SCHEMA_ENGINE_BINARY: '/bin/false',
+    PRISMA_ENGINES_CHECKSUM_IGNORE_MISSING: '1',
+  };
+  await timed(`${app.name}: build`, () => sh('npm', ['run', 'build'], { cwd: dir, env: buildEnv }));
   const schema = `matrix_${app.name.replace(/\W/g, '_')}_${process.pid}`;
   const useDatabase = app.database && postgres;
   if (useDatabase) await withPostgres((client) => client.query(`CREATE SCHEMA "${schema}"`));
@@ -170,9 +186,12 @@ async function runApp(app, { work, tarball, redisUrl, postgres }) {
     };
     const output = await timed(`${app.name}: run`, () => sh('node', ['dist/main.js'], { cwd: dir, env: appEnv }));
     const line = output.trim().split('\n').at(-1);
-    const { out, problems } = checkOutput({ ...app, database: useDatabase }, line);
+    const { out, problems } = checkOutput({ ...app, database: useDatabase, prisma: app.prisma && useDatabase }, line);
     if (problems.length > 0) throw new Error(`${app.name}: ${problems.join('; ')}\n${output}`);
-    console.log(`matrix: ${app.name}: ID ${out.id}, row ${JSON.stringify(out.row)}, health up`);
+    console.log(
+      `matrix: ${app.name}: ID ${out.id}, row ${JSON.stringify(out.row)}` +
+        `${out.prisma ? `, prisma ${JSON.stringify(out.prisma.saved)}` : ''}, health up`,
+    );
   } finally {
     if (useDatabase) await withPostgres((client) => client.query(`DROP SCHEMA "${schema}" CASCADE`));
   }

@@ -1,8 +1,5 @@
-import swc from 'unplugin-swc';
 import { defineConfig } from 'vitest/config';
 
-// Vitest transforms with esbuild, which emits no decorator metadata: SWC does, so Nest can inject by type.
-export default defineConfig({
-  test: { globals: true, include: ['test/**/*.test.ts'] },
-  plugins: [swc.vite({ module: { type: 'es6' } })],
-});
+// Nothing else is needed: Vitest 4 transforms TypeScript with Vite 8's Oxc, which emits decorator metadata when
+// tsconfig.json sets emitDecoratorMetadata, so Nest injects by type. `globals` lets one test file serve Jest too.
+export default defineConfig({ test: { globals: true, include: ['test/**/*.test.ts'] } });

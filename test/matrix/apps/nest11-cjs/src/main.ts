@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { SnowflakeHealthIndicator } from 'nestjs-snowflake/health';
+import { IdService } from 'nestjs-snowflake';
 import { DataSource } from 'typeorm';
 import { AppModule } from './app.module';
 import { loadEntries } from './entries';
@@ -8,6 +9,7 @@ import { PostIds } from './post-ids.service';
 import { PostQueryDto } from './post-query.dto';
 import { Post } from './post.entity';
 import { redis } from './redis.client';
+import { createAndReadThing } from './things.prisma';
 
 /** Boots against REDIS_URL and DATABASE_URL, issues an ID, saves and reads back a row, prints one JSON line. */
 async function main(): Promise<void> {
@@ -18,12 +20,21 @@ async function main(): Promise<void> {
   const posts = app.get(DataSource).getRepository(Post);
   const saved = await posts.save(posts.create({ title: 'hello' }));
   const readBack = await posts.findOneByOrFail({ id: saved.id });
+  const prisma = await createAndReadThing(app.get(IdService));
   const health = await app.get(SnowflakeHealthIndicator).isHealthy();
   await app.close();
   await redis.quit();
   const row = { saved: saved.id, readBack: readBack.id };
   console.log(
-    JSON.stringify({ entries, dto: PostQueryDto.name, id: id.toString(), issuedAt: ids.issuedAt(id), row, health }),
+    JSON.stringify({
+      entries,
+      dto: PostQueryDto.name,
+      id: id.toString(),
+      issuedAt: ids.issuedAt(id),
+      row,
+      prisma,
+      health,
+    }),
   );
 }
 
