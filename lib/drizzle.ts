@@ -5,11 +5,7 @@
  */
 export { mysqlSnowflakeId, pgSnowflakeId, sqliteSnowflakeId } from './orm/drizzle/drizzle-columns.js';
 export { DrizzleIdsNotBoundError, SnowflakeIdSlot, snowflakeIdSlot } from './orm/drizzle/drizzle-id.slot.js';
-export type {
-  SnowflakeColumnMode,
-  SnowflakeColumnOptions,
-  SnowflakeColumnValue,
-} from './orm/drizzle/drizzle-id.values.js';
+export type { SnowflakeColumnMode, SnowflakeColumnOptions, SnowflakeColumnValue } from './orm/id-column.values.js';
 export { SnowflakeDrizzleModule, type SnowflakeDrizzleOptions } from './orm/drizzle/snowflake-drizzle.module.js';
 export type { SnowflakeIdSource } from './orm/id-issuer.js';
 export { IdPrecisionLossError, IdServiceNotFoundError } from './orm/typeorm/generated-id.errors.js';

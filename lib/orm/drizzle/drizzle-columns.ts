@@ -4,14 +4,21 @@ import { customType as sqliteCustomType } from 'drizzle-orm/sqlite-core';
 import type { SnowflakeIdSource } from '../id-issuer.js';
 import {
   issueId,
-  READ_FIX,
   readId,
   type SnowflakeColumnMode,
   type SnowflakeColumnOptions,
   type SnowflakeColumnValue,
-} from './drizzle-id.values.js';
+} from '../id-column.values.js';
 
 type Driven = string | number | bigint;
+
+/** Which driver setting gives exact 64-bit integers back, per dialect. */
+const READ_FIX = {
+  pg: 'pg returns int8 as an exact string by default: remove `parseInt8` or a `types.setTypeParser(20, …)` that turns it into a number.',
+  mysql: 'Create the mysql2 connection or pool with `supportBigNumbers: true, bigNumberStrings: true`.',
+  sqlite:
+    "Open better-sqlite3 with exact integers: `new (safeIntegerDriver(Database))(file)` (safeIntegerDriver from 'nestjs-snowflake/drizzle'), or `database.defaultSafeIntegers(true)`.",
+} as const;
 
 /**
  * A PostgreSQL `bigint` column whose rows get a snowflake ID on insert (`$defaultFn`) when they give none, read back

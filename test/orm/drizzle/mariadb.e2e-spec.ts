@@ -4,7 +4,7 @@ import { mysqlTable, varchar } from 'drizzle-orm/mysql-core';
 import mysql from 'mysql2/promise';
 import { mysqlSnowflakeId, type SnowflakeIdSource } from '../../../lib/drizzle.js';
 import { describeWhenReachable, MARIADB, mariadbReachable, uniqueSuffix } from '../../support/databases.js';
-import { drizzleCases, type ItemTable } from './drizzle.cases.js';
+import { idColumnCases, type ItemTable } from '../id-column.cases.js';
 
 /** The table on a pool of its own; without `bigNumberStrings`, mysql2 returns BIGINT values as JS numbers. */
 async function itemTable(ids: SnowflakeIdSource, rounding: boolean): Promise<ItemTable> {
@@ -43,7 +43,7 @@ const reachable = await mariadbReachable();
 
 describeWhenReachable(reachable, 'MariaDB', `${MARIADB.host}:${MARIADB.port}`, () => {
   describe('Drizzle snowflake columns on MariaDB (mysql2)', () => {
-    drizzleCases({
+    idColumnCases({
       open: (ids) => itemTable(ids, false),
       openRounding: (ids) => itemTable(ids, true),
       fix: /Reading column "(id|ref)".*bigNumberStrings: true/,

@@ -4,7 +4,7 @@ import { pgTable, text } from 'drizzle-orm/pg-core';
 import pg from 'pg';
 import { pgSnowflakeId, type SnowflakeIdSource } from '../../../lib/drizzle.js';
 import { describeWhenReachable, POSTGRES, postgresReachable, uniqueSuffix } from '../../support/databases.js';
-import { drizzleCases, type ItemTable } from './drizzle.cases.js';
+import { idColumnCases, type ItemTable } from '../id-column.cases.js';
 
 const CONNECTION = {
   host: POSTGRES.host,
@@ -47,7 +47,7 @@ const reachable = await postgresReachable();
 
 describeWhenReachable(reachable, 'PostgreSQL', `${POSTGRES.host}:${POSTGRES.port}`, () => {
   describe('Drizzle snowflake columns on PostgreSQL (node-postgres)', () => {
-    drizzleCases({
+    idColumnCases({
       open: (ids) => itemTable(ids, false),
       openRounding: (ids) => itemTable(ids, true),
       fix: /Reading column "(id|ref)".*parseInt8/,

@@ -4,7 +4,7 @@ import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { sqliteTable, text } from 'drizzle-orm/sqlite-core';
 import { safeIntegerDriver, sqliteSnowflakeId, type SnowflakeIdSource } from '../../../lib/drizzle.js';
 import { sqliteDirectory } from '../../support/databases.js';
-import { drizzleCases, type ItemRow, type ItemTable } from './drizzle.cases.js';
+import { idColumnCases, type ItemRow, type ItemTable } from '../id-column.cases.js';
 
 const files = sqliteDirectory();
 afterAll(() => files.remove());
@@ -30,7 +30,7 @@ function itemTable(database: Database.Database, ids: SnowflakeIdSource): ItemTab
 }
 
 describe('Drizzle snowflake columns on SQLite (better-sqlite3, files under the OS temp dir)', () => {
-  drizzleCases({
+  idColumnCases({
     open: async (ids) => itemTable(new (safeIntegerDriver(Database))(files.path(`${(count += 1)}.db`)), ids),
     openRounding: async (ids) => itemTable(new Database(files.path(`${(count += 1)}.db`)), ids),
     fix: /Reading column "(id|ref)".*safeIntegerDriver/,

@@ -4,6 +4,7 @@ import * as root from 'nestjs-snowflake';
 import * as drizzle from 'nestjs-snowflake/drizzle';
 import * as graphql from 'nestjs-snowflake/graphql';
 import * as health from 'nestjs-snowflake/health';
+import * as mikroOrm from 'nestjs-snowflake/mikro-orm';
 import * as metrics from 'nestjs-snowflake/metrics';
 import * as prisma from 'nestjs-snowflake/prisma';
 import * as swagger from 'nestjs-snowflake/swagger';
@@ -18,6 +19,7 @@ export function loadEntries(): Record<string, number> {
     'nestjs-snowflake/typeorm': typeorm,
     'nestjs-snowflake/prisma': prisma,
     'nestjs-snowflake/drizzle': drizzle,
+    'nestjs-snowflake/mikro-orm': mikroOrm,
     'nestjs-snowflake/testing': testing,
     'nestjs-snowflake/graphql': graphql,
     'nestjs-snowflake/metrics': metrics,

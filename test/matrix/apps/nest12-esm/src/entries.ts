@@ -8,6 +8,7 @@ const ENTRIES = [
   'nestjs-snowflake/typeorm',
   'nestjs-snowflake/prisma',
   'nestjs-snowflake/drizzle',
+  'nestjs-snowflake/mikro-orm',
   'nestjs-snowflake/testing',
   'nestjs-snowflake/graphql',
   'nestjs-snowflake/metrics',

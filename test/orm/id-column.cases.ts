@@ -1,11 +1,11 @@
 /**
- * The precision cases every dialect of the Drizzle columns must pass against a real database: IDs filled on insert
- * in bigint and string modes, 2^63 − 1 and the js-safe boundary read back exactly, found again by equality, a bulk
- * insert, and a clear error when the driver is set up to round.
+ * The precision cases that the ID columns of Drizzle and MikroORM must pass on every real database: IDs filled on
+ * insert in bigint and string modes, 2^63 − 1 and the js-safe boundary read back exactly, found again by equality,
+ * a bulk insert, and a clear error when the driver is set up to round.
  */
-import { IdService } from '../../../lib/index.js';
-import { IdPrecisionLossError } from '../../../lib/drizzle.js';
-import type { SnowflakeIdSource } from '../../../lib/drizzle.js';
+import { IdService } from '../../lib/index.js';
+import type { SnowflakeIdSource } from '../../lib/drizzle.js';
+import { IdPrecisionLossError } from '../../lib/typeorm.js';
 
 /** A row of the test table: `id` in bigint mode (primary key), `ref` in string mode (unique). */
 export interface ItemRow {
@@ -53,7 +53,7 @@ function listedIds(values: bigint[]): SnowflakeIdSource & { issued: bigint[] } {
 
 const byTitle = (rows: ItemRow[]) => [...rows].sort((a, b) => a.title.localeCompare(b.title));
 
-export function drizzleCases(harness: DrizzleHarness): void {
+export function idColumnCases(harness: DrizzleHarness): void {
   it('fills both columns on insert and reads 2^63 - 1 and the js-safe boundary back exactly, in their modes', async () => {
     const ids = listedIds([MAX_INT64, SAFE + 2n, SAFE, SAFE + 1n, SAFE + 3n, MAX_INT64 - 1n]);
     const table = await harness.open(ids);

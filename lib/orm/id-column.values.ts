@@ -1,4 +1,5 @@
-import { IdPrecisionLossError } from '../typeorm/generated-id.errors.js';
+/** The JS types of ID columns and properties (Drizzle, MikroORM), and the conversions they share. */
+import { IdPrecisionLossError } from './typeorm/generated-id.errors.js';
 
 /** The JS type a snowflake column gives its rows: `bigint` (the default) or the decimal `string`. @publicApi */
 export type SnowflakeColumnMode = 'bigint' | 'string';
@@ -11,14 +12,6 @@ export interface SnowflakeColumnOptions<M extends SnowflakeColumnMode = 'bigint'
   /** @default 'bigint' */
   mode?: M;
 }
-
-/** Which driver setting gives exact 64-bit integers back, per dialect. @internal */
-export const READ_FIX = {
-  pg: 'pg returns int8 as an exact string by default: remove `parseInt8` or a `types.setTypeParser(20, …)` that turns it into a number.',
-  mysql: 'Create the mysql2 connection or pool with `supportBigNumbers: true, bigNumberStrings: true`.',
-  sqlite:
-    "Open better-sqlite3 with exact integers: `new (safeIntegerDriver(Database))(file)` (safeIntegerDriver from 'nestjs-snowflake/drizzle'), or `database.defaultSafeIntegers(true)`.",
-} as const;
 
 /**
  * What the driver returned, as the column's JS type. A number that is not a safe integer has been rounded by the
