@@ -51,8 +51,8 @@ export function pgSnowflakeId<M extends SnowflakeColumnMode = 'bigint'>(
 }
 
 /**
- * A MySQL or MariaDB `bigint` column filled like {@link pgSnowflakeId}. Values are bound as bigint literals: MySQL
- * compares a quoted number with a BIGINT as a double, which would match neighbouring IDs.
+ * A MySQL or MariaDB `bigint` column filled like {@link pgSnowflakeId}. Values are bound as bigint literals: MySQL's
+ * documented rule compares a string with an integer as doubles, which would match neighbouring IDs.
  * @publicApi
  */
 export function mysqlSnowflakeId<M extends SnowflakeColumnMode = 'bigint'>(

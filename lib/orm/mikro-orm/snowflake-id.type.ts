@@ -10,8 +10,8 @@ const READ_FIX =
 /**
  * A MikroORM property type for snowflake IDs: a `bigint` column, read back exactly as a `bigint` or, with
  * `new SnowflakeIdType('string')`, as the decimal string. A value the driver returned as a rounded JS number is
- * refused with `IdPrecisionLossError`. Values are bound as bigints: MySQL and MariaDB compare a quoted number with a
- * BIGINT as a double, which would match neighbouring IDs.
+ * refused with `IdPrecisionLossError`. Values are bound as bigints: MySQL's documented rule compares a string
+ * with an integer as doubles, which would match neighbouring IDs.
  *
  * Properties of this type are filled on insert by {@link snowflakeIdSubscriber}.
  *

@@ -7,6 +7,7 @@ import * as health from 'nestjs-snowflake/health';
 import * as mikroOrm from 'nestjs-snowflake/mikro-orm';
 import * as metrics from 'nestjs-snowflake/metrics';
 import * as prisma from 'nestjs-snowflake/prisma';
+import * as sequelize from 'nestjs-snowflake/sequelize';
 import * as swagger from 'nestjs-snowflake/swagger';
 import * as testing from 'nestjs-snowflake/testing';
 import * as typeorm from 'nestjs-snowflake/typeorm';
@@ -20,6 +21,7 @@ export function loadEntries(): Record<string, number> {
     'nestjs-snowflake/prisma': prisma,
     'nestjs-snowflake/drizzle': drizzle,
     'nestjs-snowflake/mikro-orm': mikroOrm,
+    'nestjs-snowflake/sequelize': sequelize,
     'nestjs-snowflake/testing': testing,
     'nestjs-snowflake/graphql': graphql,
     'nestjs-snowflake/metrics': metrics,

@@ -9,6 +9,7 @@ const ENTRIES = [
   'nestjs-snowflake/prisma',
   'nestjs-snowflake/drizzle',
   'nestjs-snowflake/mikro-orm',
+  'nestjs-snowflake/sequelize',
   'nestjs-snowflake/testing',
   'nestjs-snowflake/graphql',
   'nestjs-snowflake/metrics',
