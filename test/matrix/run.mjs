@@ -255,7 +255,7 @@ async function main() {
   } finally {
     await redis.kill();
     if (process.env.MATRIX_KEEP) console.log(`matrix: kept ${work}`);
-    else rmSync(work, { recursive: true, force: true });
+    else await timed('clean up', async () => rmSync(work, { recursive: true, force: true }));
   }
   console.log(`matrix: total ${((Date.now() - started) / 1000).toFixed(0)} s`);
   if (failures.length > 0) {
