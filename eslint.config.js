@@ -5,7 +5,8 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default defineConfig(
-  globalIgnores(['**/dist/', '**/node_modules/', '**/coverage/', '.tmp/', '**/generated/**']),
+  // test/matrix/apps: apps with their own package.json and tsconfig, built by the matrix run against the packed tarball.
+  globalIgnores(['**/dist/', '**/node_modules/', '**/coverage/', '.tmp/', '**/generated/**', 'test/matrix/apps/']),
 
   // Plain JavaScript: benchmarks, tool configs and any other ESM scripts run by Node.
   {

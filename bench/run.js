@@ -18,6 +18,7 @@ const BENCHES = [
   './lease.bench.js',
   './outage.bench.js',
   './typeorm.bench.js',
+  './orm-columns.bench.js',
 ];
 
 const filters = process.argv.slice(2);

@@ -12,6 +12,7 @@ export { attachGeneratedIds, type AttachGeneratedIdsOptions } from './orm/typeor
 export { GeneratedId } from './orm/typeorm/generated-id.decorator.js';
 export {
   DataSourceNotInitializedError,
+  GeneratedIdNotFilledError,
   GeneratedIdTypeError,
   IdPrecisionLossError,
   IdServiceNotFoundError,

@@ -58,16 +58,40 @@ export class DataSourceNotInitializedError extends SnowflakeError {
 }
 
 /**
- * `SnowflakeTypeOrmModule` found no `IdService` in the application, so it has nothing to fill `@GeneratedId()`
- * columns from. Thrown at bootstrap.
+ * `SnowflakeTypeOrmModule` (or `SnowflakeDrizzleModule`) found no `IdService` in the application, so it has nothing
+ * to fill ID columns from. Thrown at bootstrap.
  *
  * @publicApi
  */
 export class IdServiceNotFoundError extends SnowflakeError {
-  constructor() {
+  constructor(
+    /** The integration module that looked: `SnowflakeTypeOrmModule` or `SnowflakeDrizzleModule`. */
+    readonly module: string = 'SnowflakeTypeOrmModule',
+  ) {
     super(
-      'SnowflakeTypeOrmModule found no IdService in the application. Import SnowflakeModule.forRoot(…) or ' +
+      `${module} found no IdService in the application. Import SnowflakeModule.forRoot(…) or ` +
         'forRootAsync(…) in the app as well (it need not be global).',
+    );
+  }
+}
+
+/**
+ * A row reached the INSERT without its `@GeneratedId()` value: no subscriber filled it. Thrown by the column's
+ * transformer when TypeORM writes the row, instead of the database's NOT NULL error, naming what is missing.
+ *
+ * @publicApi
+ */
+export class GeneratedIdNotFilledError extends SnowflakeError {
+  constructor(
+    /** `Entity.property` of the column. */
+    readonly column: string,
+  ) {
+    super(
+      `${column} has no ID at insert: @GeneratedId() columns are filled by SnowflakeTypeOrmModule, and none is ` +
+        'attached to this DataSource. To fix: import SnowflakeTypeOrmModule beside SnowflakeModule.forRoot(…) and ' +
+        "TypeOrmModule.forRoot(…) (import { SnowflakeTypeOrmModule } from 'nestjs-snowflake/typeorm'), or, without " +
+        'Nest, call attachGeneratedIds(dataSource, idService) after dataSource.initialize(). A query-builder insert ' +
+        'with .callListeners(false) skips it too: set the ID there yourself (idService.next()).',
     );
   }
 }

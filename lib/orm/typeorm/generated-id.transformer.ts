@@ -1,4 +1,4 @@
-import { IdPrecisionLossError } from './generated-id.errors.js';
+import { GeneratedIdNotFilledError, IdPrecisionLossError } from './generated-id.errors.js';
 import type { GeneratedIdJsType } from './generated-id.metadata.js';
 
 /** TypeORM's `ValueTransformer`, by shape. @internal */
@@ -16,7 +16,9 @@ const READ_FIX =
  * Converts what the driver returns (pg and mysql2 a decimal string, better-sqlite3 with safe integers a bigint) to
  * the property's declared JS type, and refuses a number that may already have been rounded.
  *
- * Writes pass through unchanged: pg, mysql2 and better-sqlite3 all bind strings and bigints exactly.
+ * Writes pass through unchanged: pg, mysql2 and better-sqlite3 all bind strings and bigints exactly. TypeORM calls
+ * `to` for every column of an INSERT, an absent value included, after the subscribers' `beforeInsert`: an absent ID
+ * there means no subscriber is attached, which would otherwise end in the database's NOT NULL error.
  *
  * @internal
  */
@@ -38,5 +40,9 @@ export function generatedIdTransformer(label: string, jsType: GeneratedIdJsType)
               : typeof value === 'number'
                 ? exact(value)
                 : value;
-  return { to: (value) => value, from };
+  const to = (value: unknown): unknown => {
+    if (value === undefined) throw new GeneratedIdNotFilledError(label);
+    return value;
+  };
+  return { to, from };
 }

@@ -6,6 +6,7 @@ import {
   attachGeneratedIds,
   DataSourceNotInitializedError,
   GeneratedId,
+  GeneratedIdNotFilledError,
   GeneratedIdTypeError,
   IdPrecisionLossError,
   safeIntegerDriver,
@@ -205,7 +206,7 @@ describe('attachGeneratedIds()', () => {
     await ds.getRepository(Item).insert(first);
     expect(new IdService({ workerId: 9 }).decode((first as { id?: bigint }).id!).workerId).toBe(1);
     detach();
-    await expect(ds.getRepository(Item).insert({ n: 2 })).rejects.toThrow(/NOT NULL/);
+    await expect(ds.getRepository(Item).insert({ n: 2 })).rejects.toThrow(GeneratedIdNotFilledError);
     await ds.destroy();
   });
 

@@ -1,0 +1,35 @@
+/** The JS types of ID columns and properties (Drizzle, MikroORM), and the conversions they share. */
+import { IdPrecisionLossError } from './typeorm/generated-id.errors.js';
+
+/** The JS type a snowflake column gives its rows: `bigint` (the default) or the decimal `string`. @publicApi */
+export type SnowflakeColumnMode = 'bigint' | 'string';
+
+/** The value type of a column in `mode`. @publicApi */
+export type SnowflakeColumnValue<M extends SnowflakeColumnMode> = M extends 'string' ? string : bigint;
+
+/** Options of the Drizzle snowflake columns. @publicApi */
+export interface SnowflakeColumnOptions<M extends SnowflakeColumnMode = 'bigint'> {
+  /** @default 'bigint' */
+  mode?: M;
+}
+
+/**
+ * What the driver returned, as the column's JS type. A number that is not a safe integer has been rounded by the
+ * driver already: refused, naming the setting that fixes it.
+ * @internal
+ */
+export function readId(value: unknown, mode: SnowflakeColumnMode, column: string, fix: string): bigint | string {
+  if (typeof value === 'number' && !Number.isSafeInteger(value)) {
+    throw new IdPrecisionLossError(`Reading column "${column}"`, value, fix);
+  }
+  if (typeof value !== 'bigint' && typeof value !== 'string' && typeof value !== 'number') {
+    throw new TypeError(`Column "${column}" returned ${typeof value}, not a 64-bit integer.`);
+  }
+  return mode === 'string' ? String(value) : BigInt(value);
+}
+
+/** A fresh ID in the column's JS type. @internal */
+export function issueId(ids: { next(): bigint }, mode: SnowflakeColumnMode): bigint | string {
+  const id = ids.next();
+  return mode === 'string' ? id.toString() : id;
+}
