@@ -136,16 +136,39 @@ export class SnowflakeGenerator {
    */
   next(options?: NextIdOptions): bigint {
     if (options !== undefined) return this.shardBitsOf(options) | this.next();
-    // Clock first, permit second: a pause between the two must not slip past the fence.
     const now = this.clock.now();
     const t = ticksAtMs(this.layout, now);
-    const ceiling = this.permit === undefined ? NO_CEILING : this.permit.ceiling(now);
+    // The permit is asked once per issued time unit, not once per ID (see ASKED_ONCE_PER_UNIT).
     if (t === this.last && this.sequence < this.maxSequence) {
       this.sequence++;
       this.counters.issued++;
       return (this.id += this.step);
     }
-    return this.advance(t, ceiling, this.maxSyncWaitMs);
+    // Clock first, permit second: a pause between the two must not slip past the fence.
+    return this.advance(t, this.ceilingAt(now), this.maxSyncWaitMs);
+  }
+
+  /**
+   * The permit's ceiling for a clock reading `now`, or none without a permit.
+   *
+   * ASKED_ONCE_PER_UNIT: the generator asks the permit only when a call would issue from a time unit other than
+   * `last`, the unit of the last issued ID (a new unit, a clock behind `last`, a used-up sequence, the first ID
+   * after an assignment). A call that continues the sequence of `last` is not asked. That is safe because every
+   * uniqueness rule of the lease bounds a *timestamp*, not a moment:
+   * - the floor (a later holder issues strictly above the ceiling recorded in Redis) and a loss's note compare
+   *   timestamps; `last` was at most the confirmed ceiling when the permit allowed it, so a later holder stays
+   *   above it however late this process issues more IDs in that unit;
+   * - settling after a data loss and the time check bound the timestamps a holder from before the loss can issue:
+   *   `last` passed the fence and the clock check at the moment the permit allowed it, and that moment is all the
+   *   bound uses (`resolveClockBounds` in lease.settings.ts: the fence margin covers the clock bound on both sides,
+   *   the clock-back tolerance and one unit), so a new holder's first timestamp lies above it;
+   * - a loss, a switch and a stop never wait for the next ID: they assign the generator a refusing permit, and an
+   *   assignment marks the sequence used up, so the very next call asks the permit and is refused.
+   * What skipping the check allows is therefore only more IDs (higher sequences) in a unit already allowed, at most
+   * `2^sequenceBits` of them, which no holder before or after can issue. A unit not yet issued always asks.
+   */
+  private ceilingAt(now: number): number {
+    return this.permit === undefined ? NO_CEILING : this.permit.ceiling(now);
   }
 
   /** The shard field's bits for a call's options: 0 without a key. @throws InvalidShardKeyError */
@@ -161,8 +184,8 @@ export class SnowflakeGenerator {
     if (options !== undefined) return this.shardBitsOf(options) | this.nextWithoutWaiting();
     const now = this.clock.now();
     const t = ticksAtMs(this.layout, now);
-    const ceiling = this.permit === undefined ? NO_CEILING : this.permit.ceiling(now);
-    return this.advanceOrContinue(t, ceiling, 0);
+    if (t === this.last && this.sequence < this.maxSequence) return this.issueInSameTick();
+    return this.advance(t, this.ceilingAt(now), 0);
   }
 
   /** The next ID as a decimal string. */
@@ -201,8 +224,11 @@ export class SnowflakeGenerator {
       const now = reading ?? this.clock.now();
       const t = ticksAtMs(this.layout, now);
       reading = undefined;
-      const ceiling = this.permit === undefined ? NO_CEILING : this.permit.ceiling(now);
-      out.push(this.advanceOrContinue(t, ceiling, Math.max(0, Math.ceil(deadline - this.clock.monotonicNow()))));
+      out.push(
+        t === this.last && this.sequence < this.maxSequence
+          ? this.issueInSameTick()
+          : this.advance(t, this.ceilingAt(now), Math.max(0, Math.ceil(deadline - this.clock.monotonicNow()))),
+      );
       this.fillTick(out, count);
     }
     return out;
@@ -276,12 +302,6 @@ export class SnowflakeGenerator {
     return { ...this.counters, lastTimestamp: this.last };
   }
 
-  /** One ID at clock reading `t`: the next sequence of the current tick when there is one, else {@link advance}. */
-  private advanceOrContinue(t: number, ceiling: number, maxWaitMs: number): bigint {
-    if (t === this.last && this.sequence < this.maxSequence) return this.issueInSameTick();
-    return this.advance(t, ceiling, maxWaitMs);
-  }
-
   /**
    * The rest of the current tick's sequence, up to `count` IDs in `out`. No clock read: the tick was just
    * confirmed current (or borrowed within the clock-back tolerance) by the ID issued before.
@@ -312,7 +332,7 @@ export class SnowflakeGenerator {
     // t === last and the sequence is used up: wait for the next tick, then ask the permit again, since the lease
     // may have fenced during the wait.
     const next = this.waitForNextTick(maxWaitMs);
-    return this.issueAt(next, this.permit === undefined ? NO_CEILING : this.permit.ceiling(this.clock.now()));
+    return this.issueAt(next, this.ceilingAt(this.clock.now()));
   }
 
   private issueAt(t: number, ceiling: number): bigint {
