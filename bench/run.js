@@ -15,6 +15,7 @@ const BENCHES = [
   './ids.bench.js',
   './shards.bench.js',
   './forms.bench.js',
+  './stalls.bench.js',
   './lease.bench.js',
   './outage.bench.js',
   './typeorm.bench.js',
