@@ -34,7 +34,7 @@ function percentile(values, p) {
  * expiry set's size: the scripts' prelude then sees the namespace intact, neither a new Redis process nor a partial
  * loss, and no claim waits for settling.
  */
-async function seedNamespace(redis, keys, { held, free, cursor, config }) {
+export async function seedNamespace(redis, keys, { held, free, cursor, config }) {
   const future = Date.now() + 3_600_000;
   const runId = /run_id:(\w+)/.exec(await redis.info('server'))[1];
   const replId = /master_replid:(\w+)/.exec(await redis.info('replication'))?.[1] ?? '';
@@ -118,7 +118,7 @@ async function claimLatency(redis, held) {
 }
 
 /** Seeds the namespace of a module's lease options as settled, empty, under the configuration the module runs. */
-async function seedSettled(redis, options) {
+export async function seedSettled(redis, options) {
   const { datacenterId, worker } = resolveSettings(options);
   const keys = leaseKeys(worker.lease, datacenterId);
   await seedNamespace(redis, keys, { held: 0, free: 0, cursor: 0, config: worker.lease.config });

@@ -17,7 +17,9 @@ const BENCHES = [
   './forms.bench.js',
   './stalls.bench.js',
   './lease.bench.js',
+  './scale.bench.js',
   './outage.bench.js',
+  './http.bench.js',
   './typeorm.bench.js',
 ];
 
