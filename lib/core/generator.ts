@@ -76,7 +76,15 @@ export class SnowflakeGenerator {
   /** The last issued ID of shard 0: `(last << timestampShift) | node | (sequence << sequenceShift)`. */
   private id = 0n;
   private behind = false;
-  private readonly counters = { issued: 0, overflowWaits: 0, clockBackEvents: 0, maxClockBackMs: 0 };
+  private readonly counters = { overflowWaits: 0, clockBackEvents: 0, maxClockBackMs: 0 };
+  /** IDs used up (`stats().issued`): a field of its own, as the hot path counts it. */
+  private issued = 0;
+  /**
+   * The wall-clock milliseconds of the unit `last`: `[lastStartMs, lastEndMs)`. A reading inside it is a reading of
+   * the unit `last`, found with two comparisons instead of a division; both are NaN before the first ID.
+   */
+  private lastStartMs = Number.NaN;
+  private lastEndMs = Number.NaN;
 
   constructor(options: GeneratorOptions) {
     const { layout } = options;
@@ -120,7 +128,7 @@ export class SnowflakeGenerator {
       (BigInt(workerId) << BigInt(this.layout.workerShift));
     this.permit = permit;
     // Standing at the floor with a used-up sequence makes the first ID land strictly above the floor.
-    this.last = floor;
+    this.setLast(floor);
     this.sequence = this.maxSequence;
     this.id =
       floor < 0
@@ -137,15 +145,14 @@ export class SnowflakeGenerator {
   next(options?: NextIdOptions): bigint {
     if (options !== undefined) return this.shardBitsOf(options) | this.next();
     const now = this.clock.now();
-    const t = ticksAtMs(this.layout, now);
     // The permit is asked once per issued time unit, not once per ID (see ASKED_ONCE_PER_UNIT).
-    if (t === this.last && this.sequence < this.maxSequence) {
+    if (now >= this.lastStartMs && now < this.lastEndMs && this.sequence < this.maxSequence) {
       this.sequence++;
-      this.counters.issued++;
+      this.issued++;
       return (this.id += this.step);
     }
     // Clock first, permit second: a pause between the two must not slip past the fence.
-    return this.advance(t, this.ceilingAt(now), this.maxSyncWaitMs);
+    return this.advance(ticksAtMs(this.layout, now), this.ceilingAt(now), this.maxSyncWaitMs);
   }
 
   /**
@@ -299,7 +306,7 @@ export class SnowflakeGenerator {
   }
 
   stats(): GeneratorStats {
-    return { ...this.counters, lastTimestamp: this.last };
+    return { issued: this.issued, ...this.counters, lastTimestamp: this.last };
   }
 
   /**
@@ -310,7 +317,7 @@ export class SnowflakeGenerator {
     // Never negative: a sequence wound back would let `id` run past the sequence field into the worker bits.
     let room = Math.max(0, Math.min(this.maxSequence - this.sequence, count - out.length));
     this.sequence += room;
-    this.counters.issued += room;
+    this.issued += room;
     let id = this.id;
     const step = this.step;
     while (room-- > 0) out.push((id += step));
@@ -341,8 +348,8 @@ export class SnowflakeGenerator {
       throw new WorkerUnavailableError('ceiling');
     }
     if (t > this.layout.maxTimestamp) throw new TimestampOverflowError(new Date(this.layout.lastTimestampMs));
-    this.last = t;
-    this.counters.issued++;
+    this.setLast(t);
+    this.issued++;
     // Only a new unit starts at an offset: the IDs of the unit before all lie below it whatever the offset.
     const start = this.starts.next();
     this.sequence = start;
@@ -350,9 +357,16 @@ export class SnowflakeGenerator {
     return (this.id = start === 0 ? id : id | (BigInt(start) << this.sequenceShift));
   }
 
+  /** Sets `last` and the wall-clock bounds of its unit. */
+  private setLast(ticks: number): void {
+    this.last = ticks;
+    this.lastStartMs = ticks < 0 ? Number.NaN : this.epoch + ticks * this.unit;
+    this.lastEndMs = this.lastStartMs + this.unit;
+  }
+
   private issueInSameTick(): bigint {
     this.sequence++;
-    this.counters.issued++;
+    this.issued++;
     return (this.id += this.step);
   }
 
