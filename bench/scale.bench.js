@@ -4,6 +4,9 @@
  *
  * - Claim storm: INSTANCES clients boot at once in a settled namespace that already holds 65,536 live leases of
  *   other instances (so every claim searches the sorted set of expiries): each claim's latency, and all distinct.
+ *   Every claim names a candidate (its record is a declared key); all of them name the oldest expired ID, one wins
+ *   and the others are sent back to the next oldest, so N claims at once run about N^2 / 2 scripts: the table shows
+ *   the scripts per claim and their Redis time.
  * - Renewal load: the same clients renew for a while; Redis's own CPU time (`INFO cpu`) per 1,000 instances.
  * - Thundering herd: the redis-server is killed (its data is lost) and started again; every holder's first renewal
  *   after it must take its worker ID back ('recovered') within one renew interval of Redis answering again, and

@@ -434,58 +434,6 @@ describe('lease scripts (real redis-server)', () => {
     });
   });
 
-  describe('claims that arrive together', () => {
-    /** A namespace of `idCount` IDs, every one used once and released: the cursor is spent, all have expired. */
-    async function allReleased(idCount: number): Promise<void> {
-      for (let i = 0; i < idCount; i++) {
-        const reply = await held(`first-${i}`, idCount);
-        expect((await release(reply.id, `first-${i}`, Date.now())).kind).toBe('released');
-      }
-    }
-
-    it('takes the named candidate when it has expired, not only the one expired longest ago', async () => {
-      await allReleased(8);
-      const p = protocol(8);
-      const args = p.claimArgs({
-        token: 'named',
-        holderNowMs: Date.now(),
-        host: 'h',
-        pid: 1,
-        excluded: [],
-        candidate: 5,
-      });
-      const reply = LeaseProtocol.decodeClaim(await evalScript(CLAIM_SCRIPT, p, 5, args));
-      expect(reply).toMatchObject({ kind: 'ok', id: 5 });
-    });
-
-    it('spread over the oldest expired IDs: all distinct, in a few scripts each rather than one round per claim', async () => {
-      const idCount = 64;
-      const claimants = 40;
-      await allReleased(idCount);
-      const p = protocol(idCount);
-      // Every claimant names the same first guess, as instances booting together do; each round, every claimant
-      // still without an ID claims again naming what its last answer named, one script after another.
-      let pending = Array.from({ length: claimants }, (_, i) => ({ token: `storm-${i}`, candidate: 0 }));
-      const ids: number[] = [];
-      let scripts = 0;
-      while (pending.length > 0) {
-        const next: typeof pending = [];
-        for (const claimant of pending) {
-          const args = p.claimArgs({ ...claimant, holderNowMs: Date.now(), host: 'h', pid: 1, excluded: [] });
-          const reply = LeaseProtocol.decodeClaim(await evalScript(CLAIM_SCRIPT, p, claimant.candidate, args));
-          scripts++;
-          if (reply.kind === 'ok') ids.push(reply.id);
-          else if (reply.kind === 'retry') next.push({ token: `${claimant.token}+`, candidate: reply.candidate });
-          else throw new Error(`unexpected ${JSON.stringify(reply)}`);
-        }
-        pending = next;
-      }
-      expect(new Set(ids).size).toBe(claimants);
-      // Contending for the one oldest ID took claimants * (claimants + 1) / 2 = 820 scripts.
-      expect(scripts).toBeLessThanOrEqual(4 * claimants);
-    });
-  });
-
   it('passes over an excluded ID at the cursor, keeping it claimable later', async () => {
     expect(await claim('a', 2, { excluded: [0] })).toMatchObject({ kind: 'ok', id: 1 });
     expect(await redis.zscore(keys().expiry, '0')).toBe('0');

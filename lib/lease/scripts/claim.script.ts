@@ -25,10 +25,8 @@ export interface ClaimRequest {
 }
 
 /**
- * Claims a worker ID: a never-used one first (the cursor), else an expired one: the named candidate when it is
- * expired, else one of the 32 whose leases expired longest ago, chosen by the caller's token (`ZRANGEBYSCORE …
- * LIMIT`, O(log N)), so that claims arriving together spread over them instead of all but one retrying; else
- * reports exhaustion. Claims wait while the namespace settles after its
+ * Claims a worker ID: a never-used one first (the cursor), else the one whose lease expired longest ago
+ * (`ZRANGEBYSCORE … LIMIT`, O(log N)), else reports exhaustion. Claims wait while the namespace settles after its
  * marker was (re)created, so that holders from before a Redis data loss have stopped first.
  *
  * Every key a script touches is declared, as Redis requires (a Cluster enforces it while a slot moves): the record
@@ -62,7 +60,6 @@ export interface ClaimRequest {
  */
 export const CLAIM_SCRIPT = `${PRELUDE}
 local RECORD = KEYS[4]
-local SPREAD = 32
 local token, count = ARGV[5], tonumber(ARGV[6])
 local holder_now, host, pid, excluded_list, named = tonumber(ARGV[7]), ARGV[8], ARGV[9], ARGV[10], ARGV[11]
 local excluded = {}
@@ -108,37 +105,19 @@ while id == nil and cursor < count and skips < 16 do
   end
 end
 if cursor ~= tonumber(redis.call('GET', CURSOR) or '0') then set_cursor(cursor) end
-if id == nil and not excluded[named] then
-  -- The named candidate, when it is itself an expired ID of the expiry set: claims that arrive together name
-  -- different ones of the oldest (below), and each takes its own instead of all retrying on the one oldest ID.
-  local named_expiry = redis.call('ZSCORE', EXPIRY, named)
-  if named_expiry and tonumber(named_expiry) <= now then
-    id = named
-    lapsed = tonumber(named_expiry)
-  end
-end
 if id == nil then
-  -- Among the SPREAD oldest expired IDs that are not excluded, the one the caller's token points at: a storm of
-  -- claims spreads over them rather than contending for the oldest, which makes every claim but one retry.
-  local oldest = {}
   local offset = 0
-  while #oldest < SPREAD * 2 do
+  while id == nil do
     local found = redis.call('ZRANGEBYSCORE', EXPIRY, '-inf', now, 'WITHSCORES', 'LIMIT', offset, 8)
     if #found == 0 then break end
     for i = 1, #found, 2 do
-      if not excluded[found[i]] and #oldest < SPREAD * 2 then
-        oldest[#oldest + 1] = found[i]
-        oldest[#oldest + 1] = found[i + 1]
+      if not excluded[found[i]] then
+        id = found[i]
+        lapsed = tonumber(found[i + 1])
+        break
       end
     end
     offset = offset + #found / 2
-  end
-  if #oldest > 0 then
-    local h = 0
-    for i = 1, #token do h = (h * 31 + string.byte(token, i)) % 1000003 end
-    local pick = (h % (#oldest / 2)) * 2 + 1
-    id = oldest[pick]
-    lapsed = tonumber(oldest[pick + 1])
   end
   -- Never-used IDs remain beyond the ones passed over: not exhausted, the caller claims again at once.
   if id == nil and cursor < count then return {'busy', now, server} end
