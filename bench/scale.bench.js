@@ -135,8 +135,9 @@ export default {
           }
         }
       }, 50);
+      // Renewals answered from the kill on count: a holder may take its ID back before restart() has returned.
+      restartedAt = performance.now();
       const { answeredAt } = await server.restart(RESTART_DOWN_MS);
-      restartedAt = answeredAt;
       const deadline = answeredAt + 2 * settings.renewIntervalMs + 5000;
       while (herd.size < INSTANCES && performance.now() < deadline) await sleep(100);
       clearInterval(issue);
