@@ -15,8 +15,11 @@ const BENCHES = [
   './ids.bench.js',
   './shards.bench.js',
   './forms.bench.js',
+  './stalls.bench.js',
   './lease.bench.js',
+  './scale.bench.js',
   './outage.bench.js',
+  './http.bench.js',
   './typeorm.bench.js',
   './orm-columns.bench.js',
 ];

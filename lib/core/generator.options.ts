@@ -65,7 +65,7 @@ export interface GeneratorOptions {
   maxSyncWaitMs?: number;
   /** Issue only timestamps strictly above this one (in ticks): the previous holder's ceiling of a reused worker ID. */
   floor?: number;
-  /** Asked before every ID; see {@link IssuePermit}. */
+  /** Asked before the first ID of each time unit; see {@link IssuePermit}. */
   permit?: IssuePermit;
   /** Where each time unit's sequence starts; see {@link SequenceStart}. @default 'zero' */
   sequenceStart?: SequenceStart;

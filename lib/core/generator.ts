@@ -76,7 +76,15 @@ export class SnowflakeGenerator {
   /** The last issued ID of shard 0: `(last << timestampShift) | node | (sequence << sequenceShift)`. */
   private id = 0n;
   private behind = false;
-  private readonly counters = { issued: 0, overflowWaits: 0, clockBackEvents: 0, maxClockBackMs: 0 };
+  private readonly counters = { overflowWaits: 0, clockBackEvents: 0, maxClockBackMs: 0 };
+  /** IDs used up (`stats().issued`): a field of its own, as the hot path counts it. */
+  private issued = 0;
+  /**
+   * The wall-clock milliseconds of the unit `last`: `[lastStartMs, lastEndMs)`. A reading inside it is a reading of
+   * the unit `last`, found with two comparisons instead of a division; both are NaN before the first ID.
+   */
+  private lastStartMs = Number.NaN;
+  private lastEndMs = Number.NaN;
 
   constructor(options: GeneratorOptions) {
     const { layout } = options;
@@ -120,7 +128,7 @@ export class SnowflakeGenerator {
       (BigInt(workerId) << BigInt(this.layout.workerShift));
     this.permit = permit;
     // Standing at the floor with a used-up sequence makes the first ID land strictly above the floor.
-    this.last = floor;
+    this.setLast(floor);
     this.sequence = this.maxSequence;
     this.id =
       floor < 0
@@ -136,16 +144,38 @@ export class SnowflakeGenerator {
    */
   next(options?: NextIdOptions): bigint {
     if (options !== undefined) return this.shardBitsOf(options) | this.next();
-    // Clock first, permit second: a pause between the two must not slip past the fence.
     const now = this.clock.now();
-    const t = ticksAtMs(this.layout, now);
-    const ceiling = this.permit === undefined ? NO_CEILING : this.permit.ceiling(now);
-    if (t === this.last && this.sequence < this.maxSequence) {
+    // The permit is asked once per issued time unit, not once per ID (see ASKED_ONCE_PER_UNIT).
+    if (now >= this.lastStartMs && now < this.lastEndMs && this.sequence < this.maxSequence) {
       this.sequence++;
-      this.counters.issued++;
+      this.issued++;
       return (this.id += this.step);
     }
-    return this.advance(t, ceiling, this.maxSyncWaitMs);
+    // Clock first, permit second: a pause between the two must not slip past the fence.
+    return this.advance(ticksAtMs(this.layout, now), this.ceilingAt(now), this.maxSyncWaitMs);
+  }
+
+  /**
+   * The permit's ceiling for a clock reading `now`, or none without a permit.
+   *
+   * ASKED_ONCE_PER_UNIT: the generator asks the permit only when a call would issue from a time unit other than
+   * `last`, the unit of the last issued ID (a new unit, a clock behind `last`, a used-up sequence, the first ID
+   * after an assignment). A call that continues the sequence of `last` is not asked. That is safe because every
+   * uniqueness rule of the lease bounds a *timestamp*, not a moment:
+   * - the floor (a later holder issues strictly above the ceiling recorded in Redis) and a loss's note compare
+   *   timestamps; `last` was at most the confirmed ceiling when the permit allowed it, so a later holder stays
+   *   above it however late this process issues more IDs in that unit;
+   * - settling after a data loss and the time check bound the timestamps a holder from before the loss can issue:
+   *   `last` passed the fence and the clock check at the moment the permit allowed it, and that moment is all the
+   *   bound uses (`resolveClockBounds` in lease.settings.ts: the fence margin covers the clock bound on both sides,
+   *   the clock-back tolerance and one unit), so a new holder's first timestamp lies above it;
+   * - a loss, a switch and a stop never wait for the next ID: they assign the generator a refusing permit, and an
+   *   assignment marks the sequence used up, so the very next call asks the permit and is refused.
+   * What skipping the check allows is therefore only more IDs (higher sequences) in a unit already allowed, at most
+   * `2^sequenceBits` of them, which no holder before or after can issue. A unit not yet issued always asks.
+   */
+  private ceilingAt(now: number): number {
+    return this.permit === undefined ? NO_CEILING : this.permit.ceiling(now);
   }
 
   /** The shard field's bits for a call's options: 0 without a key. @throws InvalidShardKeyError */
@@ -161,8 +191,8 @@ export class SnowflakeGenerator {
     if (options !== undefined) return this.shardBitsOf(options) | this.nextWithoutWaiting();
     const now = this.clock.now();
     const t = ticksAtMs(this.layout, now);
-    const ceiling = this.permit === undefined ? NO_CEILING : this.permit.ceiling(now);
-    return this.advanceOrContinue(t, ceiling, 0);
+    if (t === this.last && this.sequence < this.maxSequence) return this.issueInSameTick();
+    return this.advance(t, this.ceilingAt(now), 0);
   }
 
   /** The next ID as a decimal string. */
@@ -201,8 +231,11 @@ export class SnowflakeGenerator {
       const now = reading ?? this.clock.now();
       const t = ticksAtMs(this.layout, now);
       reading = undefined;
-      const ceiling = this.permit === undefined ? NO_CEILING : this.permit.ceiling(now);
-      out.push(this.advanceOrContinue(t, ceiling, Math.max(0, Math.ceil(deadline - this.clock.monotonicNow()))));
+      out.push(
+        t === this.last && this.sequence < this.maxSequence
+          ? this.issueInSameTick()
+          : this.advance(t, this.ceilingAt(now), Math.max(0, Math.ceil(deadline - this.clock.monotonicNow()))),
+      );
       this.fillTick(out, count);
     }
     return out;
@@ -273,13 +306,7 @@ export class SnowflakeGenerator {
   }
 
   stats(): GeneratorStats {
-    return { ...this.counters, lastTimestamp: this.last };
-  }
-
-  /** One ID at clock reading `t`: the next sequence of the current tick when there is one, else {@link advance}. */
-  private advanceOrContinue(t: number, ceiling: number, maxWaitMs: number): bigint {
-    if (t === this.last && this.sequence < this.maxSequence) return this.issueInSameTick();
-    return this.advance(t, ceiling, maxWaitMs);
+    return { issued: this.issued, ...this.counters, lastTimestamp: this.last };
   }
 
   /**
@@ -290,7 +317,7 @@ export class SnowflakeGenerator {
     // Never negative: a sequence wound back would let `id` run past the sequence field into the worker bits.
     let room = Math.max(0, Math.min(this.maxSequence - this.sequence, count - out.length));
     this.sequence += room;
-    this.counters.issued += room;
+    this.issued += room;
     let id = this.id;
     const step = this.step;
     while (room-- > 0) out.push((id += step));
@@ -312,7 +339,7 @@ export class SnowflakeGenerator {
     // t === last and the sequence is used up: wait for the next tick, then ask the permit again, since the lease
     // may have fenced during the wait.
     const next = this.waitForNextTick(maxWaitMs);
-    return this.issueAt(next, this.permit === undefined ? NO_CEILING : this.permit.ceiling(this.clock.now()));
+    return this.issueAt(next, this.ceilingAt(this.clock.now()));
   }
 
   private issueAt(t: number, ceiling: number): bigint {
@@ -321,8 +348,8 @@ export class SnowflakeGenerator {
       throw new WorkerUnavailableError('ceiling');
     }
     if (t > this.layout.maxTimestamp) throw new TimestampOverflowError(new Date(this.layout.lastTimestampMs));
-    this.last = t;
-    this.counters.issued++;
+    this.setLast(t);
+    this.issued++;
     // Only a new unit starts at an offset: the IDs of the unit before all lie below it whatever the offset.
     const start = this.starts.next();
     this.sequence = start;
@@ -330,9 +357,16 @@ export class SnowflakeGenerator {
     return (this.id = start === 0 ? id : id | (BigInt(start) << this.sequenceShift));
   }
 
+  /** Sets `last` and the wall-clock bounds of its unit. */
+  private setLast(ticks: number): void {
+    this.last = ticks;
+    this.lastStartMs = ticks < 0 ? Number.NaN : this.epoch + ticks * this.unit;
+    this.lastEndMs = this.lastStartMs + this.unit;
+  }
+
   private issueInSameTick(): bigint {
     this.sequence++;
-    this.counters.issued++;
+    this.issued++;
     return (this.id += this.step);
   }
 

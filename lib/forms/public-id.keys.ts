@@ -3,26 +3,29 @@ import { kindOf } from '../core/describe-input.js';
 import { SnowflakeConfigError } from '../core/errors.js';
 import type { Alphabet } from './alphabet.js';
 
-/** The least key material a public-ID key may have: 128 bits, AES-128's own key size. */
+/** The least key material a public-ID key may have: 128 bits, the key size of SipHash and of AES-128. */
 export const MIN_KEY_BYTES = 16;
 
 /**
- * One permutation a configured key reads or writes with: its tag (the character that opens every public ID it writes)
- * and the AES key of its permutation, both derived from the secret with HMAC-SHA256 under labels of their own.
+ * One permutation a configured key reads or writes with: its tag (the character that opens every public ID it writes),
+ * its round function and that function's key, derived from the secret with HMAC-SHA256 under labels of their own.
  *
  * @internal
  */
 export interface DerivedKey {
   /** The digit value of the tag character. */
   readonly tag: number;
-  readonly aesKey: Buffer;
+  /** `siphash-1-3` for public IDs written since version 3, `aes-128` for those written before (read only). */
+  readonly round: 'siphash-1-3' | 'aes-128';
+  /** 16 bytes: the round function's key. */
+  readonly key: Buffer;
 }
 
 /** What a form writes with and reads with. @internal */
 export interface KeyRing {
   /** The first key's permutation bound to the layout. */
   readonly writer: DerivedKey;
-  /** Every key's bound permutation, then (when legacy IDs are read) every key's legacy one. */
+  /** Every key's current permutation, then every key's version-2 one, then (when legacy IDs are read) version 1. */
   readonly readers: readonly DerivedKey[];
 }
 
@@ -40,8 +43,12 @@ export interface KeyDomains {
 }
 
 /**
- * Derives each key's tags and AES keys. A key writes under the tag earlier versions derived moved on by half the
- * alphabet, so that a public ID's tag says which derivation wrote it and none is read by two permutations of one key.
+ * Derives each key's tags and round-function keys. Each version of the derivation writes under a tag of its own,
+ * the tag of the first version moved on by a fixed share of the alphabet (none, a half, a quarter), so that a public
+ * ID's tag says which derivation wrote it and none is read by two permutations of one key:
+ * - version 3 (writes): SipHash-1-3 round function, key bound to the whole layout, tag moved on by a quarter;
+ * - version 2 (reads): AES-128 round function, key bound to the whole layout, tag moved on by half;
+ * - version 1 (reads while `legacy` is given): AES-128, key bound to alphabet, prefix and widths only.
  *
  * @throws SnowflakeConfigError naming `<option>[i]` for a key too short, not a string or bytes, or whose tag is
  *   another key's
@@ -55,7 +62,8 @@ export function deriveKeys(option: string, keys: unknown, alphabet: Alphabet, do
     );
   }
   const radix = alphabet.digits.length;
-  const bound: DerivedKey[] = [];
+  const current: DerivedKey[] = [];
+  const earlier: DerivedKey[] = [];
   const legacy: DerivedKey[] = [];
   keys.forEach((key: unknown, i) => {
     const path = `${option}[${i}]`;
@@ -71,8 +79,8 @@ export function deriveKeys(option: string, keys: unknown, alphabet: Alphabet, do
       );
     }
     const legacyTag = hmac(secret, 'nestjs-snowflake/public-id/tag')[0] % radix;
-    const tag = (legacyTag + Math.floor(radix / 2)) % radix;
-    const same = bound.findIndex((other) => other.tag === tag);
+    const tag = (legacyTag + Math.floor(radix / 4)) % radix;
+    const same = current.findIndex((other) => other.tag === tag);
     if (same >= 0) {
       throw new SnowflakeConfigError(
         path,
@@ -81,15 +89,25 @@ export function deriveKeys(option: string, keys: unknown, alphabet: Alphabet, do
           'newer of the two.',
       );
     }
-    bound.push({ tag, aesKey: hmac(secret, `nestjs-snowflake/public-id/v2/aes-128/${domains.bound}`).subarray(0, 16) });
+    current.push({
+      tag,
+      round: 'siphash-1-3',
+      key: hmac(secret, `nestjs-snowflake/public-id/v3/siphash-1-3/${domains.bound}`).subarray(0, 16),
+    });
+    earlier.push({
+      tag: (legacyTag + Math.floor(radix / 2)) % radix,
+      round: 'aes-128',
+      key: hmac(secret, `nestjs-snowflake/public-id/v2/aes-128/${domains.bound}`).subarray(0, 16),
+    });
     if (domains.legacy !== undefined) {
       legacy.push({
         tag: legacyTag,
-        aesKey: hmac(secret, `nestjs-snowflake/public-id/aes-128/${domains.legacy}`).subarray(0, 16),
+        round: 'aes-128',
+        key: hmac(secret, `nestjs-snowflake/public-id/aes-128/${domains.legacy}`).subarray(0, 16),
       });
     }
   });
-  return { writer: bound[0], readers: [...bound, ...legacy] };
+  return { writer: current[0], readers: [...current, ...earlier, ...legacy] };
 }
 
 function hmac(secret: Uint8Array, label: string): Buffer {

@@ -3,7 +3,7 @@ import type { LeasePhase } from './lease.phase.js';
 import type { ServerClock } from './server-clock.js';
 
 /**
- * The lease's answer to the generator before every ID: the confirmed ceiling in ticks, unless the lease is not held,
+ * The lease's answer to the generator before the first ID of each time unit: the confirmed ceiling in ticks, unless the lease is not held,
  * may have lapsed (its fence time has come on the monotonic clock) or the wall clock `nowMs` disagrees with the
  * server's beyond the bound, which also asks for an early renewal to measure again.
  *

@@ -203,7 +203,8 @@ function lowCapacityWarningOption(value: unknown, idCount: number): number {
 
 /**
  * The clock bounds of a lease and the check that they fit together. After a data loss, a holder from before it
- * issued its last ID before its fence, at least `fenceMarginMs` before settling ends, with a timestamp at most
+ * had its last timestamp allowed before its fence (the generator asks the permit once per time unit, so further IDs
+ * of that unit may follow, but never a later timestamp), at least `fenceMarginMs` before settling ends, with a timestamp at most
  * `maxClockOffsetMs + clockBackToleranceMs` ahead of the Redis server's clock; the next holder issues at least
  * `maxClockOffsetMs` (and one time unit) behind it. The margin must cover both, and a reserve for `TIME`'s rounding
  * and the drift of the monotonic clock over one TTL (lease.contract.ts).

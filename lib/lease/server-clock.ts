@@ -5,7 +5,8 @@
  * `w2` / `m2` with server time `s` gives the offset `(w1 + w2) / 2 - s`, wrong by at most half the round trip. The
  * best such measurement (the smallest error) is kept as an anchor, and the server's time at any later moment is
  * projected from it on the monotonic clock, which no one steps. Comparing the wall clock the generator reads with
- * that projection sees a step of the wall clock at once, on the very next ID, not at the next renewal.
+ * that projection sees a step of the wall clock at once, on the next ID from another time unit (a step that leaves
+ * the clock in the unit of the last ID issues nothing new), not at the next renewal.
  */
 export class ServerClock {
   private anchorServerMs = Number.NaN;

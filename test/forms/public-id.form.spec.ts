@@ -83,16 +83,36 @@ describe('publicIdForm', () => {
     // Known answers. A change to the permutation, the key derivation or the text breaks every public ID in
     // circulation: it needs a new form (another derivation label), never an edit of these values.
     const id = 2125018075706167296n;
+    // Version 3 (SipHash-1-3 rounds), under the tag of the first version moved on by a quarter of the alphabet.
     const known = [
-      [{}, ['yeqyqzrs5s73yem2', 'yywb1078xv63ndha', 'y8gjgm0hhbmpdymd']],
-      [{ alphabet: 'base62' as const }, ['F48VVrh4jTffts', 'FX4V0Q8hlcwJKJ', 'F7nLNtByzVLjD1']],
-      [{ prefix: 'user' }, ['user_yamp1qqnkbfwqan8', 'user_y7q6kjcjc8w2geye', 'user_y1162r4khsene889']],
+      [{}, ['pwehndjgzpvkg5vq', 'p9q09xe75m180ccy', 'pq3vw8w5ww4v22hq']],
+      [{ alphabet: 'base62' as const }, ['zLKpOdbFM6cN9L', 'z4HOtexUaNw7jY', 'zQBuZDgHlX2vh3']],
+      [{ prefix: 'user' }, ['user_pmt3mdzx301x4qeh', 'user_pqg4n8zkjh06mmb0', 'user_pqkarpfff87r9pk8']],
     ] as const;
     for (const [options, texts] of known) {
       // The largest ID lies in 2080: read with a clock past it.
       const form = publicIdForm({ keys: [KEY], layout: twitter, clock: FAR_FUTURE, ...options });
       expect([id, 0n, twitter.maxId].map((x) => form.format(x))).toEqual(texts);
       expect(texts.map((text) => form.parse(text))).toEqual([id, 0n, twitter.maxId]);
+    }
+  });
+
+  it('reads the public IDs version 2 wrote (AES-128 rounds), whatever readLegacyIds says', () => {
+    // Known answers of version 2, under its tag (the first version's moved on by half the alphabet).
+    const id = 2125018075706167296n;
+    const written = [
+      [{}, ['yeqyqzrs5s73yem2', 'yywb1078xv63ndha', 'y8gjgm0hhbmpdymd']],
+      [{ alphabet: 'base62' as const }, ['F48VVrh4jTffts', 'FX4V0Q8hlcwJKJ', 'F7nLNtByzVLjD1']],
+      [{ prefix: 'user' }, ['user_yamp1qqnkbfwqan8', 'user_y7q6kjcjc8w2geye', 'user_y1162r4khsene889']],
+    ] as const;
+    for (const [options, texts] of written) {
+      for (const readLegacyIds of [true, false]) {
+        const form = publicIdForm({ keys: [KEY], layout: twitter, clock: FAR_FUTURE, readLegacyIds, ...options });
+        expect(texts.map((text) => form.parse(text))).toEqual([id, 0n, twitter.maxId]);
+        // Written again, the ID takes version 3's text, which reads back to it too.
+        expect(form.format(id)).not.toBe(texts[0]);
+        expect(form.parse(form.format(id))).toBe(id);
+      }
     }
   });
 

@@ -1,0 +1,225 @@
+/**
+ * The lease at scale, against one real redis-server: many instances (lease clients, each with its own connection,
+ * its own generator and the real claim, renewal and recovery code) in this process.
+ *
+ * - Claim storm: INSTANCES clients boot at once in a settled namespace that already holds 65,536 live leases of
+ *   other instances (so every claim searches the sorted set of expiries): each claim's latency, and all distinct.
+ *   Every claim names a candidate (its record is a declared key); all of them name the oldest expired ID, one wins
+ *   and the others are sent back to the next oldest, so N claims at once run about N^2 / 2 scripts: the table shows
+ *   the scripts per claim and their Redis time.
+ * - Renewal load: the same clients renew for a while; Redis's own CPU time (`INFO cpu`) per 1,000 instances.
+ * - Thundering herd: the redis-server is killed (its data is lost) and started again; every holder's first renewal
+ *   after it must take its worker ID back ('recovered') within one renew interval of Redis answering again, and
+ *   issue meanwhile.
+ */
+import { performance } from 'node:perf_hooks';
+import { SnowflakeGenerator, resolveLayout } from '../dist/index.js';
+import { leaseKeys } from '../dist/lease/lease.keys.js';
+import { resolveLeaseSettings } from '../dist/lease/lease.settings.js';
+import { RedisWorkerSource } from '../dist/lease/redis-worker.source.js';
+import { WorkerBinding } from '../dist/worker/worker-binding.js';
+import { seedNamespace } from './lease.bench.js';
+import { formatInt, markdownTable } from './harness.js';
+import { startRedis } from './redis-process.js';
+
+const INSTANCES = Number(process.env.BENCH_SCALE_INSTANCES ?? 1000);
+const OTHERS_HELD = 65_536;
+const TTL_MS = 10_000;
+const RENEWAL_WINDOW_MS = 10_000;
+const RESTART_DOWN_MS = 500;
+const quiet = { log: () => undefined, warn: () => undefined, error: () => undefined };
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function percentile(values, p) {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+async function redisCpuSeconds(redis) {
+  const info = await redis.info('cpu');
+  const read = (name) => Number(new RegExp(`${name}:([\\d.]+)`).exec(info)[1]);
+  return read('used_cpu_sys') + read('used_cpu_user');
+}
+
+/** One instance: a generator bound to a Redis lease, as the module builds them, with its claim timed. */
+function instance(url, layout, namespace) {
+  const settings = resolveLeaseSettings({ url, namespace, ttlMs: TTL_MS }, layout);
+  const source = new RedisWorkerSource(settings, 0);
+  const generator = new SnowflakeGenerator({ layout, clockBackToleranceMs: settings.clockBackToleranceMs });
+  const binding = new WorkerBinding(generator, source, layout, { now: Date.now }, quiet);
+  return { settings, source, generator, binding };
+}
+
+export default {
+  name: 'scale',
+  title: 'The lease at scale',
+
+  async run({ log }) {
+    const server = await startRedis();
+    const layout = resolveLayout({ workerBits: 17, sequenceBits: 5 });
+    const namespace = 'scale';
+    const instances = Array.from({ length: INSTANCES }, () => instance(server.url, layout, namespace));
+    const { settings } = instances[0];
+    try {
+      // 65,536 live leases of others, and room for INSTANCES more beside them, the never-used cursor spent.
+      const keys = leaseKeys(settings, 0);
+      await seedNamespace(server.client, keys, {
+        held: OTHERS_HELD,
+        free: INSTANCES + 16,
+        cursor: settings.idCount,
+        config: settings.config,
+      });
+
+      log(`  claim storm: ${INSTANCES} instances boot at once`);
+      await server.client.config('RESETSTAT');
+      const claimMs = await Promise.all(
+        instances.map(async ({ binding }) => {
+          const started = performance.now();
+          await binding.start();
+          return performance.now() - started;
+        }),
+      );
+      const commandStats = await server.client.info('commandstats');
+      const calls = (command) => Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(commandStats)?.[1] ?? 0);
+      const stormCommands = { evalsha: calls('evalsha'), eval: calls('eval'), other: 0 };
+      stormCommands.other =
+        [...commandStats.matchAll(/cmdstat_\w+:calls=(\d+)/g)].reduce((sum, m) => sum + Number(m[1]), 0) -
+        stormCommands.evalsha -
+        stormCommands.eval;
+      const scriptUsec = ['eval', 'evalsha'].reduce(
+        (sum, command) =>
+          sum + Number(new RegExp(`cmdstat_${command}:calls=\\d+,usec=(\\d+)`).exec(commandStats)?.[1] ?? 0),
+        0,
+      );
+      log(`  claim storm: ${JSON.stringify(stormCommands)} commands, ${scriptUsec} µs in scripts`);
+      const workerIds = new Set(instances.map(({ generator }) => generator.workerId));
+      const allDistinct = workerIds.size === INSTANCES && [...workerIds].every((id) => id >= OTHERS_HELD);
+
+      log(`  renewal load: ${RENEWAL_WINDOW_MS} ms of renewals`);
+      const renewals = { count: 0, failed: 0, causes: new Map() };
+      const herd = new Map();
+      let restartedAt = Infinity;
+      for (const [i, { source }] of instances.entries()) {
+        source.onRenewal((sample) => {
+          renewals.count++;
+          if (sample.outcome === 'failed') {
+            renewals.failed++;
+            renewals.causes.set(sample.cause, (renewals.causes.get(sample.cause) ?? 0) + 1);
+          }
+          if (performance.now() > restartedAt && !herd.has(i) && sample.outcome !== 'failed') {
+            herd.set(i, { outcome: sample.outcome, at: performance.now() });
+          }
+        });
+      }
+      const cpuBefore = await redisCpuSeconds(server.client);
+      const renewalsBefore = renewals.count;
+      const windowStart = performance.now();
+      await sleep(RENEWAL_WINDOW_MS);
+      const windowMs = performance.now() - windowStart;
+      const cpuSeconds = (await redisCpuSeconds(server.client)) - cpuBefore;
+      const renewalsInWindow = renewals.count - renewalsBefore;
+      const failedInWindow = renewals.failed;
+      const failedCauses = [...renewals.causes].map(([cause, n]) => `${cause} ${n}`).join(', ') || 'none';
+      log(`  renewals failed: ${failedCauses}`);
+      const cpuShare = cpuSeconds / (windowMs / 1000);
+      const perThousand = (cpuShare * 1000) / INSTANCES;
+
+      log('  thundering herd: Redis killed (data lost) and started again');
+      const refusedBefore = { count: 0 };
+      const issue = setInterval(() => {
+        for (const { generator } of instances) {
+          try {
+            generator.next();
+          } catch {
+            refusedBefore.count++;
+          }
+        }
+      }, 50);
+      // Renewals answered from the kill on count: a holder may take its ID back before restart() has returned.
+      restartedAt = performance.now();
+      const { answeredAt } = await server.restart(RESTART_DOWN_MS);
+      const deadline = answeredAt + 2 * settings.renewIntervalMs + 5000;
+      while (herd.size < INSTANCES && performance.now() < deadline) await sleep(100);
+      clearInterval(issue);
+      const afterRestart = [...herd.values()].map((entry) => entry.at - answeredAt);
+      const recovered = [...herd.values()].filter((entry) => entry.outcome === 'recovered').length;
+      const outcomes = {};
+      for (const entry of herd.values()) outcomes[entry.outcome] = (outcomes[entry.outcome] ?? 0) + 1;
+      outcomes['no answer yet'] = INSTANCES - herd.size;
+      const herdOutcomes = Object.entries(outcomes)
+        .filter(([, n]) => n > 0)
+        .map(([outcome, n]) => `${outcome} ${n}`)
+        .join(', ');
+      const lastRecoveryMs = afterRestart.length === 0 ? Infinity : Math.max(...afterRestart);
+      const sameIds = instances.every(({ generator }, i) => generator.workerId === [...workerIds][i]);
+
+      const fmt = (ms) => `${ms.toFixed(1)} ms`;
+      const sections = [
+        markdownTable(
+          ['measure', 'value'],
+          [
+            ['instances (lease clients, one connection each, in one process)', formatInt(INSTANCES)],
+            ['live leases of other instances in the namespace', formatInt(OTHERS_HELD)],
+            [
+              'claim storm: claim p50 / p99 / max',
+              `${fmt(percentile(claimMs, 50))} / ${fmt(percentile(claimMs, 99))} / ${fmt(Math.max(...claimMs))}`,
+            ],
+            ['claim storm: distinct worker IDs', `${formatInt(workerIds.size)} of ${formatInt(INSTANCES)}`],
+            [
+              'claim storm: scripts run by Redis per claim, and their Redis time',
+              `${((stormCommands.evalsha + stormCommands.eval) / INSTANCES).toFixed(1)}, ` +
+                `${(scriptUsec / 1000 / INSTANCES).toFixed(2)} ms (all claims: ${(scriptUsec / 1000).toFixed(0)} ms)`,
+            ],
+            [
+              `renewals in ${formatInt(windowMs)} ms (TTL ${TTL_MS / 1000} s, every ${settings.renewIntervalMs / 1000} s)`,
+              `${formatInt(renewalsInWindow)} (${formatInt((renewalsInWindow * 1000) / windowMs)}/s, ${failedInWindow} failed: ${failedCauses})`,
+            ],
+            ['Redis CPU (`INFO cpu`, user + sys) per 1,000 instances', `${(perThousand * 100).toFixed(2)} % of a core`],
+            [
+              `… extrapolated to ${formatInt(OTHERS_HELD)} instances`,
+              `${((perThousand * OTHERS_HELD) / 10).toFixed(0)} % of a core`,
+            ],
+            [
+              `thundering herd: holders recovered after a restart (${RESTART_DOWN_MS} ms down, data lost)`,
+              `${formatInt(recovered)} of ${formatInt(INSTANCES)}, the last ${fmt(lastRecoveryMs)} after Redis answered`,
+            ],
+            ['thundering herd: first answered renewal after the restart, by outcome', herdOutcomes],
+            ['thundering herd: every holder kept its worker ID', sameIds ? 'yes' : 'no'],
+          ],
+          ['left', 'right'],
+        ),
+      ];
+      const targets = [
+        {
+          name: `claim storm (${INSTANCES} at once): claim p99`,
+          measured: fmt(percentile(claimMs, 99)),
+          goal: '< 50 ms',
+          pass: percentile(claimMs, 99) < 50,
+        },
+        {
+          name: 'claim storm: all worker IDs distinct',
+          measured: allDistinct ? 'yes' : 'no',
+          goal: 'yes',
+          pass: allDistinct,
+        },
+        {
+          name: 'renewal load: Redis CPU per 1,000 instances',
+          measured: `${(perThousand * 100).toFixed(2)} % of a core`,
+          goal: 'n/a',
+          pass: true,
+          verdict: 'report',
+        },
+        {
+          name: 'thundering herd: every holder recovered within one renew interval',
+          measured: `${formatInt(recovered)} of ${formatInt(INSTANCES)}, last at ${fmt(lastRecoveryMs)}`,
+          goal: `all, ≤ ${fmt(settings.renewIntervalMs)}`,
+          pass: recovered === INSTANCES && lastRecoveryMs <= settings.renewIntervalMs && sameIds,
+        },
+      ];
+      return { sections, targets };
+    } finally {
+      await Promise.all(instances.map(({ binding }) => binding.stop().catch(() => undefined)));
+      await server.stop();
+    }
+  },
+};
