@@ -15,6 +15,8 @@
  * policies are not: eviction is modelled as the deletion of keys, which the simulator chooses.
  */
 import fengari from 'fengari';
+import fengariDo from 'fengari/src/ldo.js';
+import fengariObject from 'fengari/src/lobject.js';
 
 const { lua, lauxlib, lualib, to_luastring, to_jsstring } = fengari as unknown as FengariModule;
 
@@ -107,8 +109,7 @@ export class RedisModel {
   clockOffsetMs = 0;
   /** Microseconds within the millisecond that `TIME` reports (Redis reports real microseconds; 0 keeps it exact). */
   private readonly random: () => number;
-  private readonly L: LuaState;
-  private readonly compiled = new Map<string, number>();
+  private readonly vm: ScriptVm;
   /** Scripts run, by name, and commands they called. */
   readonly counts = { scripts: 0, commands: 0 };
 
@@ -119,7 +120,7 @@ export class RedisModel {
     this.random = mulberry32(seed);
     this.runId = randomHex(this.random);
     this.replId = randomHex(this.random);
-    this.L = this.newVm();
+    this.vm = sharedVm ??= new ScriptVm();
   }
 
   /** The server's time in ms (`TIME`, rounded down to the millisecond as the scripts round it). */
@@ -182,33 +183,8 @@ export class RedisModel {
 
   /** `EVAL script keys args`: runs atomically, returns the reply as ioredis would, or throws a {@link RedisError}. */
   eval(script: string, keys: readonly string[], args: readonly (string | number)[]): Reply {
-    const L = this.L;
     this.counts.scripts++;
-    let ref = this.compiled.get(script);
-    if (ref === undefined) {
-      if (lauxlib.luaL_loadstring(L, to_luastring(script)) !== lua.LUA_OK) {
-        const error = to_jsstring(lua.lua_tostring(L, -1));
-        lua.lua_pop(L, 1);
-        throw new RedisError(`ERR Error compiling script: ${error}`);
-      }
-      ref = lauxlib.luaL_ref(L, lua.LUA_REGISTRYINDEX);
-      this.compiled.set(script, ref);
-    }
-    this.setArray('KEYS', keys.map(String));
-    this.setArray(
-      'ARGV',
-      args.map((arg) => (typeof arg === 'number' ? luaNumberString(arg) : arg)),
-    );
-    lua.lua_rawgeti(L, lua.LUA_REGISTRYINDEX, ref);
-    if (lua.lua_pcall(L, 0, 1, 0) !== lua.LUA_OK) {
-      const error = lua.lua_isstring(L, -1) ? to_jsstring(lua.lua_tostring(L, -1)) : 'error';
-      lua.lua_pop(L, 1);
-      throw new RedisError(`ERR Error running script: ${error}`);
-    }
-    const reply = this.fromLua(-1);
-    lua.lua_pop(L, 1);
-    if (reply instanceof RedisError) throw reply;
-    return reply;
+    return this.vm.run(this, script, keys, args);
   }
 
   /** One command, as `redis.call` runs it (and as the trace test sends it to both servers). */
@@ -354,8 +330,58 @@ export class RedisModel {
     this.data.set(key, { type: 'zset', value });
     return value;
   }
+}
 
-  // ---- the Lua VM ------------------------------------------------------------------------------------------------
+// ---- the Lua VM ----------------------------------------------------------------------------------------------------
+
+/**
+ * One Lua state for every model in this process: the scripts are compiled once and kept by reference, and a script
+ * runs against the model that called it (`redis.call` goes to {@link ScriptVm.model}). Sharing is safe because a
+ * script runs to its end synchronously and Redis scripts keep no globals of their own (KEYS and ARGV are set anew on
+ * every run). Building a state and compiling the four scripts cost more than a whole schedule's other work.
+ */
+class ScriptVm {
+  private readonly L: LuaState;
+  private readonly compiled = new Map<string, number>();
+  private model: RedisModel | undefined;
+
+  constructor() {
+    tuneFengari();
+    this.L = this.newVm();
+  }
+
+  run(model: RedisModel, script: string, keys: readonly string[], args: readonly (string | number)[]): Reply {
+    const L = this.L;
+    let ref = this.compiled.get(script);
+    if (ref === undefined) {
+      if (lauxlib.luaL_loadstring(L, to_luastring(script)) !== lua.LUA_OK) {
+        const error = jsString(lua.lua_tostring(L, -1));
+        lua.lua_pop(L, 1);
+        throw new RedisError(`ERR Error compiling script: ${error}`);
+      }
+      ref = lauxlib.luaL_ref(L, lua.LUA_REGISTRYINDEX);
+      this.compiled.set(script, ref);
+    }
+    this.setArray(KEYS_NAME, keys);
+    this.setArray(ARGV_NAME, args);
+    lua.lua_rawgeti(L, lua.LUA_REGISTRYINDEX, ref);
+    this.model = model;
+    let status: number;
+    try {
+      status = lua.lua_pcall(L, 0, 1, 0);
+    } finally {
+      this.model = undefined;
+    }
+    if (status !== lua.LUA_OK) {
+      const error = lua.lua_isstring(L, -1) ? jsString(lua.lua_tostring(L, -1)) : 'error';
+      lua.lua_pop(L, 1);
+      throw new RedisError(`ERR Error running script: ${error}`);
+    }
+    const reply = this.fromLua(-1);
+    lua.lua_pop(L, 1);
+    if (reply instanceof RedisError) throw reply;
+    return reply;
+  }
 
   private newVm(): LuaState {
     const L = lauxlib.luaL_newstate();
@@ -381,7 +407,7 @@ export class RedisModel {
     const tostringRef = lauxlib.luaL_ref(L, lua.LUA_REGISTRYINDEX);
     lua.lua_pushjsfunction(L, (state: LuaState) => {
       if (lua.lua_type(state, 1) === lua.LUA_TNUMBER) {
-        lua.lua_pushstring(state, to_luastring(luaNumberString(lua.lua_tonumber(state, 1))));
+        lua.lua_pushstring(state, luaString(luaNumberString(lua.lua_tonumber(state, 1))));
         return 1;
       }
       lua.lua_rawgeti(state, lua.LUA_REGISTRYINDEX, tostringRef);
@@ -404,12 +430,12 @@ export class RedisModel {
     for (let i = 1; i <= n; i++) {
       const type = lua.lua_type(L, i);
       if (type === lua.LUA_TNUMBER) args.push(luaNumberString(lua.lua_tonumber(L, i)));
-      else if (type === lua.LUA_TSTRING) args.push(to_jsstring(lua.lua_tostring(L, i)));
+      else if (type === lua.LUA_TSTRING) args.push(jsString(lua.lua_tostring(L, i)));
       else return lauxlib.luaL_error(L, to_luastring('Lua redis() command arguments must be strings or integers'));
     }
     let reply: Reply;
     try {
-      reply = this.command(args);
+      reply = this.model!.command(args);
     } catch (error) {
       return lauxlib.luaL_error(L, to_luastring(error instanceof Error ? error.message : String(error)));
     }
@@ -420,17 +446,17 @@ export class RedisModel {
   private toLua(L: LuaState, reply: Reply): void {
     if (reply === null) lua.lua_pushboolean(L, false);
     else if (typeof reply === 'number') lua.lua_pushnumber(L, reply);
-    else if (typeof reply === 'string') lua.lua_pushstring(L, to_luastring(reply));
+    else if (typeof reply === 'string') lua.lua_pushstring(L, luaString(reply));
     else if (Array.isArray(reply)) {
       lua.lua_createtable(L, reply.length, 0);
-      reply.forEach((item, i) => {
-        this.toLua(L, item);
+      for (let i = 0; i < reply.length; i++) {
+        this.toLua(L, reply[i]);
         lua.lua_rawseti(L, -2, i + 1);
-      });
+      }
     } else {
       lua.lua_createtable(L, 0, 1);
-      lua.lua_pushstring(L, to_luastring(reply.status));
-      lua.lua_setfield(L, -2, to_luastring('ok'));
+      lua.lua_pushstring(L, luaString(reply.status));
+      lua.lua_setfield(L, -2, OK_NAME);
     }
   }
 
@@ -439,20 +465,20 @@ export class RedisModel {
     const L = this.L;
     const type = lua.lua_type(L, index);
     if (type === lua.LUA_TNUMBER) return Math.trunc(lua.lua_tonumber(L, index));
-    if (type === lua.LUA_TSTRING) return to_jsstring(lua.lua_tostring(L, index));
+    if (type === lua.LUA_TSTRING) return jsString(lua.lua_tostring(L, index));
     if (type === lua.LUA_TBOOLEAN) return lua.lua_toboolean(L, index) ? 1 : null;
     if (type !== lua.LUA_TTABLE) return null;
     const at = lua.lua_absindex(L, index);
-    lua.lua_getfield(L, at, to_luastring('err'));
+    lua.lua_getfield(L, at, ERR_NAME);
     if (lua.lua_type(L, -1) === lua.LUA_TSTRING) {
-      const error = new RedisError(to_jsstring(lua.lua_tostring(L, -1)));
+      const error = new RedisError(jsString(lua.lua_tostring(L, -1)));
       lua.lua_pop(L, 1);
       return error;
     }
     lua.lua_pop(L, 1);
-    lua.lua_getfield(L, at, to_luastring('ok'));
+    lua.lua_getfield(L, at, OK_NAME);
     if (lua.lua_type(L, -1) === lua.LUA_TSTRING) {
-      const status = to_jsstring(lua.lua_tostring(L, -1));
+      const status = jsString(lua.lua_tostring(L, -1));
       lua.lua_pop(L, 1);
       return { status };
     }
@@ -472,14 +498,87 @@ export class RedisModel {
     return out;
   }
 
-  private setArray(name: string, values: readonly string[]): void {
+  private setArray(name: Uint8Array, values: readonly (string | number)[]): void {
     const L = this.L;
     lua.lua_createtable(L, values.length, 0);
-    values.forEach((value, i) => {
-      lua.lua_pushstring(L, to_luastring(value));
+    for (let i = 0; i < values.length; i++) {
+      const value = values[i];
+      lua.lua_pushstring(L, luaString(typeof value === 'number' ? luaNumberString(value) : value));
       lua.lua_rawseti(L, -2, i + 1);
-    });
-    lua.lua_setglobal(L, to_luastring(name));
+    }
+    lua.lua_setglobal(L, name);
+  }
+}
+
+let sharedVm: ScriptVm | undefined;
+
+/**
+ * Fengari's VM shrinks its stack with `delete`, which turns V8's array into a slow sparse one and was a fifth of a
+ * script's time; here a freed slot is set to `undefined`, which reads the same (every push stores a new value object).
+ * Only the VM loop's calls go through the module's export; the model-equivalence test runs with it in place against a
+ * real redis-server.
+ */
+function tuneFengari(): void {
+  const ldo = fengariDo as unknown as FengariInternals['ldo'] & { tuned?: boolean };
+  const { TValue } = fengariObject as unknown as FengariInternals['lobject'];
+  if (ldo.tuned) return;
+  ldo.tuned = true;
+  ldo.adjust_top = (L, newtop) => {
+    const stack = L.stack;
+    let top = L.top;
+    while (top < newtop) stack[top++] = new TValue(0, null);
+    while (top > newtop) stack[--top] = undefined;
+    L.top = top;
+  };
+}
+
+interface FengariStackState {
+  stack: unknown[];
+  top: number;
+}
+interface FengariInternals {
+  ldo: { adjust_top: (L: FengariStackState, newtop: number) => void };
+  lobject: { TValue: new (type: number, value: unknown) => unknown };
+}
+
+const KEYS_NAME = to_luastring('KEYS');
+const ARGV_NAME = to_luastring('ARGV');
+const OK_NAME = to_luastring('ok');
+const ERR_NAME = to_luastring('err');
+
+/**
+ * JavaScript strings to Lua strings, kept: the same keys, tokens and numbers cross into Lua thousands of times per
+ * schedule, and fengari's encoder builds an array per call. Fengari keeps (never changes) the bytes it is handed.
+ */
+const luaStrings = new Map<string, Uint8Array>();
+function luaString(text: string): Uint8Array {
+  let bytes = luaStrings.get(text);
+  if (bytes === undefined) {
+    if (luaStrings.size >= 50_000) luaStrings.clear();
+    bytes = to_luastring(text);
+    luaStrings.set(text, bytes);
+  }
+  return bytes;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** Lua strings to JavaScript: ASCII (all the scripts' keys and values) in one call, anything else as UTF-8. */
+function jsString(bytes: Uint8Array): string {
+  if (bytes.length <= 256) {
+    let ascii = true;
+    for (let i = 0; i < bytes.length; i++) {
+      if (bytes[i] >= 0x80) {
+        ascii = false;
+        break;
+      }
+    }
+    if (ascii) return String.fromCharCode.apply(null, bytes as unknown as number[]);
+  }
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    return to_jsstring(bytes);
   }
 }
 

@@ -130,6 +130,7 @@ export interface SearchReport {
   wallMs: number;
   simulatedMs: number;
   ids: number;
+  scripts: number;
   faultsByKind: Record<string, number>;
   worstRecoveryMs: number;
   found: Found | undefined;
@@ -159,6 +160,7 @@ export async function search(options: SearchOptions): Promise<SearchReport> {
     wallMs: 0,
     simulatedMs: 0,
     ids: 0,
+    scripts: 0,
     faultsByKind: {},
     worstRecoveryMs: 0,
     found: undefined,
@@ -178,6 +180,7 @@ export async function search(options: SearchOptions): Promise<SearchReport> {
           report.schedules++;
           report.simulatedMs += result.simulatedMs;
           report.ids += result.ids;
+          report.scripts += result.scripts;
           report.worstRecoveryMs = Math.max(report.worstRecoveryMs, result.worstRecoveryMs);
           for (const [kind, n] of Object.entries(result.faultsByKind)) {
             report.faultsByKind[kind] = (report.faultsByKind[kind] ?? 0) + n;
@@ -212,7 +215,7 @@ export function describeReport(report: SearchReport): string {
   const seconds = report.wallMs / 1000;
   const lines = [
     `schedules run: ${report.schedules} in ${seconds.toFixed(1)} s (${(report.schedules / seconds).toFixed(2)} per second)`,
-    `simulated time: ${(report.simulatedMs / 3_600_000).toFixed(2)} h; IDs issued and checked: ${report.ids}`,
+    `simulated time: ${(report.simulatedMs / 3_600_000).toFixed(2)} h; IDs issued and checked: ${report.ids}; scripts run: ${report.scripts}`,
     `faults by kind: ${Object.entries(report.faultsByKind)
       .sort(([a], [b]) => (a < b ? -1 : 1))
       .map(([kind, n]) => `${kind} ${n}`)

@@ -1,7 +1,7 @@
 /**
  * The lease simulator's world: N simulated processes, each running the real lease (RedisWorkerSource with its claim
  * loop, renewal timer, give-back and permit), WorkerBinding, SnowflakeGenerator and IdService, with clocks of its own
- * (wall and monotonic), a network of its own to a Redis model that runs the project's Lua scripts, all on jest's fake
+ * (wall and monotonic), a network of its own to a Redis model that runs the project's Lua scripts, all on simulated
  * time. A schedule of faults (a plain value, so fast-check can generate and shrink it) is played against it, and
  * every issued ID is checked as it comes out.
  *
@@ -19,7 +19,6 @@
  * the skewed ones), and the event loop of a paused process (its timers still fire during the pause; its round trips
  * and its ID requests wait until it resumes).
  */
-import { jest } from '@jest/globals';
 import type { Clock } from '../../lib/core/clock.js';
 import { WorkerUnavailableError } from '../../lib/core/errors.js';
 import { SnowflakeGenerator } from '../../lib/core/generator.js';
@@ -35,6 +34,7 @@ import { WorkerBinding } from '../../lib/worker/worker-binding.js';
 import type { WorkerAssignment, WorkerIdSource, WorkerSourceContext } from '../../lib/worker/worker-source.js';
 import { mulberry32, RedisModel, type Reply, type Snapshot } from './redis-model.js';
 import { SimBackend, type ReplyTamper, type ScriptName, type SimLink } from './sim-backend.js';
+import { SimTime } from './sim-time.js';
 
 export const TTL_MS = 3000;
 export const ID_COUNT = 4;
@@ -110,6 +110,8 @@ export interface RunResult {
   violation: Violation | undefined;
   simulatedMs: number;
   ids: number;
+  /** Lua scripts the model ran. */
+  scripts: number;
   faultsByKind: Record<string, number>;
   /** The longest a process took, after the faults stopped, to issue again. */
   worstRecoveryMs: number;
@@ -245,14 +247,21 @@ interface SimProcess {
 
 const quiet = { log: () => undefined, warn: () => undefined, error: () => undefined };
 
-/** Runs one schedule on fake time. Call with jest's fake timers free (it installs and removes them). */
+/** Runs one schedule on simulated time (it installs the simulated timers for the run and removes them after). */
 export async function runSchedule(schedule: Schedule, options: RunOptions = {}): Promise<RunResult> {
-  jest.useFakeTimers({ now: START, doNotFake: ['performance', 'hrtime', 'nextTick', 'queueMicrotask'] });
+  const time = new SimTime(START);
+  time.install();
+  // The lease refuses IDs with typed errors many times per schedule, and a stack trace costs more than the rest of
+  // the refusal; a traced replay (as every failure gets) keeps them.
+  const stackTraceLimit = Error.stackTraceLimit;
+  if (options.trace !== true) Error.stackTraceLimit = 0;
   try {
-    return await new World(schedule, options).run();
+    return await new World(schedule, options, time).run();
   } finally {
-    jest.clearAllTimers();
-    jest.useRealTimers();
+    // Let what the teardown started run on simulated time, so that none of it reaches a real timer.
+    await time.advanceTo(time.now()).catch(() => undefined);
+    time.uninstall();
+    Error.stackTraceLimit = stackTraceLimit;
     // Each simulated process's history lives in the process-wide registry under its own name; start clean.
     delete (globalThis as Record<symbol, unknown>)[Symbol.for('nestjs-snowflake.process-workers')];
   }
@@ -277,14 +286,15 @@ class World {
   constructor(
     private readonly schedule: Schedule,
     private readonly options: RunOptions,
+    private readonly time: SimTime,
   ) {
     this.random = mulberry32(schedule.seed);
-    this.model = new RedisModel(() => Date.now(), schedule.seed);
+    this.model = new RedisModel(() => time.now(), schedule.seed);
     this.scripts = scriptsFor(options.bug);
     this.holders = schedule.holders.map((spec, slot) => ({
       slot,
       spec,
-      clock: new SimClock(() => Date.now(), spec.skewMs),
+      clock: new SimClock(() => time.now(), spec.skewMs),
       link: { requestsCutUntil: 0, repliesCutUntil: 0, lossyUntil: 0, delayMs: 0, dropPct: 0, dupPct: 0 },
       incarnation: 0,
       process: undefined,
@@ -298,11 +308,23 @@ class World {
   }
 
   private get t(): number {
-    return Date.now() - START;
+    return this.time.now() - START;
   }
 
+  /**
+   * The lease draws its tokens from `randomUUID()` (only ever compared for equality); the timeline names each by the
+   * order it first appeared in, so that a replay's timeline is the same line for line.
+   */
+  private readonly tokenNames = new Map<string, string>();
+
   private log(line: string): void {
-    if (this.options.trace) this.timeline.push(`${String(this.t).padStart(6)} ms  ${line}`);
+    if (!this.options.trace) return;
+    const named = line.replace(UUID, (token) => {
+      let name = this.tokenNames.get(token);
+      if (name === undefined) this.tokenNames.set(token, (name = `token${this.tokenNames.size + 1}`));
+      return name;
+    });
+    this.timeline.push(`${String(this.t).padStart(6)} ms  ${named}`);
   }
 
   async run(): Promise<RunResult> {
@@ -325,7 +347,7 @@ class World {
         if (holder.restartAt !== undefined && holder.restartAt <= t && !this.isPaused(holder)) this.start(holder);
         this.issue(holder);
       }
-      await jest.advanceTimersByTimeAsync(STEP_MS);
+      await this.time.advanceTo(START + t + STEP_MS);
     }
     if (this.violation === undefined) this.checkLiveness();
     let worstRecoveryMs = 0;
@@ -339,6 +361,7 @@ class World {
       violation: this.violation,
       simulatedMs: this.t,
       ids: this.idCount,
+      scripts: this.model.counts.scripts,
       faultsByKind: this.faultsByKind,
       worstRecoveryMs,
       timeline: this.timeline,
@@ -387,7 +410,7 @@ class World {
     });
     process.ids = new IdService(new WorkerBinding(generator, source, LAYOUT, holder.clock, quiet));
     holder.process = process;
-    this.log(`${name} starts (wall ${holder.clock.now() - Date.now()} ms off)`);
+    this.log(`${name} starts (wall ${holder.clock.now() - this.time.now()} ms off)`);
     process.ids.onModuleInit().then(
       () => {
         if (process.state === 'starting') process.state = 'running';
@@ -426,10 +449,9 @@ class World {
 
   private check(holder: Holder, process: SimProcess, id: bigint): void {
     this.idCount++;
-    const parts = process.ids.decode(id);
-    const worker = `${parts.datacenterId}:${parts.workerId}`;
+    const worker = workerOf(id);
     if (worker !== process.lastWorker) {
-      this.log(`${process.name} issues as worker ${worker} from ${parts.timestamp} (${id})`);
+      this.log(`${process.name} issues as worker ${worker} from ${process.ids.decode(id).timestamp} (${id})`);
       process.lastWorker = worker;
     }
     if (this.healed && holder.issuedAfterHeal === undefined) holder.issuedAfterHeal = this.t;
@@ -441,6 +463,7 @@ class World {
     this.issued.add(id);
     const last = this.lastByWorker.get(worker);
     if (last !== undefined && id <= last.id) {
+      const parts = process.ids.decode(id);
       const before = process.ids.decode(last.id);
       this.fail(
         'order',
@@ -752,6 +775,18 @@ function describeReply(reply: Reply | Error): string {
   if (reply instanceof Error) return `error ${reply.message}`;
   if (!Array.isArray(reply)) return JSON.stringify(reply);
   return JSON.stringify(reply.slice(0, -1));
+}
+
+const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
+
+const WORKER_SHIFT = BigInt(LAYOUT.workerShift);
+const DATACENTER_SHIFT = BigInt(LAYOUT.datacenterShift);
+const WORKER_MASK = BigInt(LAYOUT.maxWorkerId);
+const DATACENTER_MASK = BigInt(LAYOUT.maxDatacenterId);
+
+/** `datacenter:worker` of an ID, as `decode` gives them, without decoding the rest (this runs for every ID). */
+function workerOf(id: bigint): string {
+  return `${(id >> DATACENTER_SHIFT) & DATACENTER_MASK}:${(id >> WORKER_SHIFT) & WORKER_MASK}`;
 }
 
 function range(n: number): number[] {
