@@ -103,6 +103,8 @@ function copyValue(value: Value): Value {
 
 export class RedisModel {
   private data = new Map<string, Value>();
+  /** When each key was last read or written, in commands run (for eviction in LRU order). */
+  private readonly usedAt = new Map<string, number>();
   runId: string;
   replId: string;
   /** Server clock minus the simulation's true time (ms); the server's `TIME` is `trueNow() + clockOffsetMs`. */
@@ -152,6 +154,28 @@ export class RedisModel {
     this.data.clear();
   }
 
+  /**
+   * The slot of the namespace has moved to another node (Redis Cluster, `MIGRATE` of every key): the same data, now
+   * served by another process, with its own `run_id` and replication ID.
+   */
+  moveToAnotherNode(): void {
+    this.runId = randomHex(this.random);
+    this.replId = randomHex(this.random);
+  }
+
+  /**
+   * `maxmemory-policy allkeys-lru` under memory pressure: evicts up to `count` keys, those used longest ago first.
+   * Redis samples (5 keys by default) rather than ordering exactly, so it may evict any key; the exact order is one of
+   * the outcomes it can produce, and the simulator's `delete` fault covers any other subset.
+   */
+  evictLeastRecentlyUsed(count: number): string[] {
+    const victims = [...this.data.keys()]
+      .sort((a, b) => (this.usedAt.get(a) ?? 0) - (this.usedAt.get(b) ?? 0) || cmp(a, b))
+      .slice(0, count);
+    this.deleteKeys(victims);
+    return victims;
+  }
+
   deleteKeys(keys: readonly string[]): number {
     let deleted = 0;
     for (const key of keys) if (this.data.delete(key)) deleted++;
@@ -192,6 +216,7 @@ export class RedisModel {
     this.counts.commands++;
     const name = args[0].toUpperCase();
     const key = args[1];
+    if (key !== undefined && name !== 'INFO') this.usedAt.set(key, this.counts.commands);
     switch (name) {
       case 'TIME': {
         const micros = Math.floor((this.trueNow() + this.clockOffsetMs) * 1000);

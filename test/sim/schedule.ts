@@ -12,6 +12,11 @@ const KEY_COUNT = 3 + ID_COUNT;
 const holder = fc.nat(3);
 const at = fc.integer({ min: 0, max: FAULT_WINDOW_MS - 1 });
 const shortMs = fc.integer({ min: 50, max: 6000 });
+/**
+ * How long a holder may go on using the old primary after a failover. Without the Sentinel confirmation (which the
+ * simulator does not drive) the lease is safe while that is shorter than the settling less a TTL and a renewal.
+ */
+export const MAX_STALE_VIEW_MS = 6000;
 
 /** The kind each entry of {@link faultArbs} generates, in order. */
 export const FAULT_KINDS: Fault['kind'][] = [
@@ -27,6 +32,9 @@ export const FAULT_KINDS: Fault['kind'][] = [
   'flushall',
   'delete',
   'deploy',
+  'evict',
+  'failover',
+  'migrate',
   'rollback',
 ];
 
@@ -81,6 +89,21 @@ const faultArbs: fc.Arbitrary<Fault>[] = [
     kind: fc.constant('deploy' as const),
     offsets: fc.array(fc.integer({ min: 0, max: 400 }), { minLength: 4, maxLength: 4 }),
     downs: fc.array(fc.integer({ min: 0, max: 400 }), { minLength: 4, maxLength: 4 }),
+  }),
+  fc.record({ at, kind: fc.constant('evict' as const), count: fc.integer({ min: 1, max: KEY_COUNT }) }),
+  fc.record({
+    at,
+    kind: fc.constant('failover' as const),
+    lagMs: fc.integer({ min: 0, max: 3000 }),
+    stale: fc.uniqueArray(holder, { maxLength: 3 }),
+    // A split brain that lasts longer than the settling needs the Sentinel confirmation (not simulated).
+    staleMs: fc.integer({ min: 0, max: MAX_STALE_VIEW_MS }),
+  }),
+  fc.record({
+    at,
+    kind: fc.constant('migrate' as const),
+    ms: fc.integer({ min: 50, max: 5000 }),
+    tryAgainPct: fc.integer({ min: 0, max: 80 }),
   }),
 ];
 

@@ -12,12 +12,19 @@
  *   worst case of breaking it, an ID below an earlier one is the warning that a duplicate was possible).
  * Checked at the end: liveness, every process issued again within {@link LIVENESS_BOUND_MS} of the faults stopping.
  *
- * What it does not model: replicas, promotion with lag as a replication stream (a failover is a restart from an
- * older snapshot with a new run_id and replication ID), Sentinel views (confirm() always agrees), WAIT, Redis Cluster,
- * eviction policies (keys are deleted by the schedule instead), a Redis server clock that steps, timers that run on a
- * process's own (skewed) monotonic clock (timers fire on the simulation's true time; the clocks the code reads are
- * the skewed ones), and the event loop of a paused process (its timers still fire during the pause; its round trips
- * and its ID requests wait until it resumes).
+ * Redis faults modelled: restart (empty or from a snapshot), FLUSHALL, deletion of any keys, eviction in LRU order,
+ * a rollback in the same process, promotion of a lagging replica (the writes of the lag lost after their scripts
+ * answered) with some holders told the old primary for a while (a split brain bounded by `staleMs`), and a Redis
+ * Cluster slot migration as the client sees it (TRYAGAIN while keys are split, resent by the client, then another
+ * node's run_id).
+ *
+ * What it does not model: replication as a stream (the replica is the primary's snapshot of `lagMs` before), the
+ * Sentinel confirmation of the master (confirm() always agrees, the lease is configured without Sentinels, so the
+ * split brain is bounded below the settling instead of ended by the confirmation), WAIT, MOVED/ASK redirections
+ * (transparent to the lease: ioredis follows them; only their latency and TRYAGAIN reach it), a Redis server clock that
+ * steps, timers that run on a process's own (skewed) monotonic clock (timers fire on the simulation's true time; the
+ * clocks the code reads are the skewed ones), and the event loop of a paused process (its timers still fire during the
+ * pause; its round trips and its ID requests wait until it resumes).
  */
 import type { Clock } from '../../lib/core/clock.js';
 import { WorkerUnavailableError } from '../../lib/core/errors.js';
@@ -77,7 +84,25 @@ export type Fault =
   /** Deletes (or evicts) these keys: 0 meta, 1 cursor, 2 expiry, 3.. records. */
   | { at: number; kind: 'delete'; keys: number[] }
   /** Older data comes back in the same Redis process (run_id and replication ID unchanged). */
-  | { at: number; kind: 'rollback'; agoMs: number };
+  | { at: number; kind: 'rollback'; agoMs: number }
+  /**
+   * `maxmemory-policy allkeys-lru` under memory pressure: up to `count` of the namespace's keys are evicted, those
+   * used longest ago first.
+   */
+  | { at: number; kind: 'evict'; count: number }
+  /**
+   * Sentinel promotes the replica, which lags `lagMs` behind the primary: the writes of the last `lagMs` (scripts that
+   * already answered) are lost, and the promoted process has its own run_id and replication ID. The holders in
+   * `stale` were told the old primary (a Sentinel view that lags, a connection that stays up) and keep using it
+   * for `staleMs`, while the others use the promoted one at once.
+   */
+  | { at: number; kind: 'failover'; lagMs: number; stale: number[]; staleMs: number }
+  /**
+   * Redis Cluster moves the namespace's slot to another node over `ms`: while keys are split between the nodes, a
+   * script answers TRYAGAIN (`tryAgainPct` of them; ioredis sends it again after 100 ms, up to 16 times); when the
+   * last key has moved, the same data is served by another process (another run_id).
+   */
+  | { at: number; kind: 'migrate'; ms: number; tryAgainPct: number };
 
 export interface HolderSpec {
   /** Constant wall-clock offset from the true time, ms. */
@@ -231,6 +256,9 @@ interface Holder {
   pausedUntil: number;
   /** Callbacks waiting for the process to run again. */
   onResume: (() => void)[];
+  /** The old primary this holder's connection still reaches after a failover, until `staleUntil`. */
+  staleServer: RedisModel | undefined;
+  staleUntil: number;
   /** First ID issued after the faults stopped (true ms), for the liveness check. */
   issuedAfterHeal: number | undefined;
   restartAt: number | undefined;
@@ -269,7 +297,13 @@ export async function runSchedule(schedule: Schedule, options: RunOptions = {}):
 
 class World {
   private readonly random: () => number;
-  private readonly model: RedisModel;
+  /** The primary: the Redis process the holders' connections reach (but for stale ones after a failover). */
+  private model: RedisModel;
+  /** Redis processes started so far (each a seed for its identity). */
+  private nodes = 0;
+  private scriptsRun = 0;
+  /** A slot migration under way: until when, and how many scripts answer TRYAGAIN meanwhile. */
+  private migration: { tryAgainPct: number; finish: () => void } | undefined;
   private readonly scripts: Record<ScriptName, string>;
   private readonly holders: Holder[];
   private readonly snapshots: { at: number; snapshot: Snapshot }[] = [];
@@ -300,6 +334,8 @@ class World {
       process: undefined,
       pausedUntil: 0,
       onResume: [],
+      staleServer: undefined,
+      staleUntil: 0,
       issuedAfterHeal: undefined,
       restartAt: spec.startAtMs === undefined ? 0 : spec.startAtMs,
     }));
@@ -361,7 +397,7 @@ class World {
       violation: this.violation,
       simulatedMs: this.t,
       ids: this.idCount,
-      scripts: this.model.counts.scripts,
+      scripts: this.scriptsRun,
       faultsByKind: this.faultsByKind,
       worstRecoveryMs,
       timeline: this.timeline,
@@ -566,19 +602,37 @@ class World {
           return;
         }
         const copies = lossy && this.random() * 100 < link.dupPct ? 2 : 1;
-        setTimeout(() => {
+        const deliver = (redirections: number) => {
           if (this.redisDownUntil > this.t) return;
+          const migration = this.migration;
+          if (migration !== undefined && this.random() * 100 < migration.tryAgainPct) {
+            // TRYAGAIN (keys split between the nodes): ioredis sends it again after 100 ms, 16 times at most.
+            if (redirections < 16) {
+              this.log(`${process.name} ${script} answered TRYAGAIN`);
+              setTimeout(() => deliver(redirections + 1), 100 + this.delay(link));
+              return;
+            }
+          }
           let reply: Reply | Error;
+          const server = this.serverFor(holder);
           try {
-            reply = this.model.eval(this.scripts[script], keys, args);
+            this.scriptsRun++;
+            reply =
+              migration !== undefined && redirections >= 16
+                ? new Error('TRYAGAIN Multiple keys request during rehashing of slot (too many redirections)')
+                : server.eval(this.scripts[script], keys, args);
           } catch (error) {
             reply = error as Error;
           }
-          if (this.options.trace) this.log(`${process.name} ${script} ran: ${describeReply(reply)}`);
+          if (this.options.trace) {
+            const where = server === this.model ? '' : ' (on the old primary)';
+            this.log(`${process.name} ${script} ran${where}: ${describeReply(reply)}`);
+          }
           if (copies > 1) {
             setTimeout(() => {
               try {
-                this.model.eval(this.scripts[script], keys, args);
+                this.scriptsRun++;
+                this.serverFor(holder).eval(this.scripts[script], keys, args);
                 this.log(`${process.name} ${script} ran again (duplicated)`);
               } catch {
                 // A duplicate's failure reaches nobody.
@@ -598,7 +652,8 @@ class World {
               ),
             this.delay(link),
           );
-        }, this.delay(link));
+        };
+        setTimeout(() => deliver(0), this.delay(link));
       };
       this.whenRunning(holder, send);
     });
@@ -682,7 +737,44 @@ class World {
       case 'rollback':
         this.model.rollback(this.snapshotAgo(fault.agoMs));
         return;
+      case 'evict': {
+        const evicted = this.model.evictLeastRecentlyUsed(fault.count);
+        this.log(`evicted ${evicted.join(', ') || 'nothing'}`);
+        return;
+      }
+      case 'failover': {
+        const old = this.model;
+        const promoted = new RedisModel(() => this.time.now(), this.schedule.seed * 31 + ++this.nodes);
+        promoted.restart(this.snapshotAgo(fault.lagMs));
+        this.model = promoted;
+        for (const slot of fault.stale) {
+          const h = this.holders[slot % this.holders.length];
+          h.staleServer = old;
+          h.staleUntil = Math.max(h.staleUntil, this.t + fault.staleMs);
+        }
+        return;
+      }
+      case 'migrate': {
+        this.migration?.finish();
+        const migration = {
+          tryAgainPct: fault.tryAgainPct,
+          finish: () => {
+            if (this.migration !== migration) return;
+            this.migration = undefined;
+            this.model.moveToAnotherNode();
+            this.log('slot migrated: the namespace is served by another node');
+          },
+        };
+        this.migration = migration;
+        later(fault.ms, migration.finish);
+        return;
+      }
     }
+  }
+
+  /** The Redis process a holder's requests reach: the primary, or the old one while its view is stale. */
+  private serverFor(holder: Holder): RedisModel {
+    return holder.staleServer !== undefined && holder.staleUntil > this.t ? holder.staleServer : this.model;
   }
 
   private snapshotAgo(agoMs: number): Snapshot {
@@ -703,8 +795,11 @@ class World {
     this.healed = true;
     this.redisDownUntil = 0;
     this.log('faults stop; liveness clock starts');
+    this.migration?.finish();
     for (const holder of this.holders) {
       Object.assign(holder.link, { requestsCutUntil: 0, repliesCutUntil: 0, lossyUntil: 0 });
+      holder.staleServer = undefined;
+      holder.staleUntil = 0;
       holder.clock.heal();
       if (holder.pausedUntil > 0) this.resume(holder);
       const state = holder.process?.state;
