@@ -3,6 +3,11 @@
  * before the simulator existed and are closed: the current code passes them. Then a gap the README documents (a
  * claim between a same-process rollback and the next renewal of the holder it rolled back), and a capacity leak the
  * simulator found, closed since (see its comment).
+ *
+ * Where the behaviour before a fix can be re-created as a patch of today's scripts (a planted pre-fix behaviour, see
+ * PreFixBehaviour in world.ts), the same schedule runs with it and must fail: the schedule reaches the hole. The lib
+ * before 2f55e85 no longer runs in the simulator (its backend interface changed), so this is how those holes are
+ * shown failing; the cursor hole (a65b0a9) was also checked with `git checkout a65b0a9^ -- lib/lease/scripts`.
  */
 import { describe, expect, it } from '@jest/globals';
 import { runSchedule, type Fault, type RunResult, type Schedule } from './world.js';
@@ -35,6 +40,9 @@ describe('known holes, as scripted schedules', () => {
     const result = await runSchedule(schedule(faults), { trace: true });
     expect({ violation: result.violation }).toEqual({ violation: undefined });
     expect(result.worstRecoveryMs).toBeLessThan(10_000);
+    // Before the fix, each missing record started a new marker: the namespace settled again and again.
+    const before = await runSchedule(schedule(faults), { bug: 'missing-record-resettles' });
+    expect(before.violation?.kind).toBe('liveness');
   });
 
   it('a rollback in the same Redis process is seen by every holder at its next renewal', async () => {
@@ -73,17 +81,18 @@ describe('known holes, as scripted schedules', () => {
   // puts an ID back in the expiry set, so the dead holder's ID was in neither: never handed out again, and with as
   // many processes as IDs one waited for ever. A lost expiry set now starts the cursor again.
   it('a deleted expiry set leaks no ID: the cursor starts again', async () => {
-    const result = await runSchedule(
-      schedule(
-        [
-          { at: 12_800, kind: 'pause', holder: 0, ms: 4_800 },
-          { at: 15_800, kind: 'delete', keys: [2] },
-          { at: 16_300, kind: 'kill', holder: 1, downMs: 1_600 },
-        ],
-        [{ skewMs: 0 }, { skewMs: 0 }, { skewMs: 0 }, { skewMs: 0 }],
-      ),
-      { trace: true },
+    const leak = schedule(
+      [
+        { at: 12_800, kind: 'pause', holder: 0, ms: 4_800 },
+        { at: 15_800, kind: 'delete', keys: [2] },
+        { at: 16_300, kind: 'kill', holder: 1, downMs: 1_600 },
+      ],
+      [{ skewMs: 0 }, { skewMs: 0 }, { skewMs: 0 }, { skewMs: 0 }],
     );
+    const result = await runSchedule(leak, { trace: true });
     if (result.violation !== undefined) throw new Error(explain(result));
+    // Before the fix the cursor stayed spent and the killed holder's ID was handed out never again.
+    const before = await runSchedule(leak, { bug: 'cursor-kept' });
+    expect(before.violation?.kind).toBe('liveness');
   });
 });

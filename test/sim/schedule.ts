@@ -154,6 +154,8 @@ export interface SearchReport {
   simulatedMs: number;
   ids: number;
   scripts: number;
+  /** Permits a planted fence bug granted past the fence. */
+  pastFence: number;
   faultsByKind: Record<string, number>;
   worstRecoveryMs: number;
   found: Found | undefined;
@@ -184,6 +186,7 @@ export async function search(options: SearchOptions): Promise<SearchReport> {
     simulatedMs: 0,
     ids: 0,
     scripts: 0,
+    pastFence: 0,
     faultsByKind: {},
     worstRecoveryMs: 0,
     found: undefined,
@@ -204,6 +207,7 @@ export async function search(options: SearchOptions): Promise<SearchReport> {
           report.simulatedMs += result.simulatedMs;
           report.ids += result.ids;
           report.scripts += result.scripts;
+          report.pastFence += result.pastFence;
           report.worstRecoveryMs = Math.max(report.worstRecoveryMs, result.worstRecoveryMs);
           for (const [kind, n] of Object.entries(result.faultsByKind)) {
             report.faultsByKind[kind] = (report.faultsByKind[kind] ?? 0) + n;
@@ -245,6 +249,7 @@ export function describeReport(report: SearchReport): string {
       .join(', ')}`,
     `slowest recovery after the faults stopped: ${report.worstRecoveryMs} ms`,
   ];
+  if (report.pastFence > 0) lines.push(`permits granted past the fence (planted bug): ${report.pastFence}`);
   const found = report.found;
   if (found !== undefined) {
     lines.push(

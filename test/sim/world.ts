@@ -123,7 +123,27 @@ export interface Schedule {
 }
 
 /** Bugs planted through test-only seams, to show the checks catch them. */
-export type PlantedBug = 'floor' | 'fence' | 'settling' | 'recovery-proof' | 'clock-check';
+export type PlantedBug =
+  | 'floor'
+  | 'fence'
+  | 'fence-and-ceiling'
+  | 'settling'
+  | 'recovery-proof'
+  | 'clock-check'
+  | PreFixBehaviour;
+
+/**
+ * The scripts as they behaved before the fix of each known hole, re-created as patches of today's scripts (the
+ * library around them changed too much since for `git checkout <commit> -- lib` to run in the simulator):
+ * - `settle-one-ttl`: a new marker settles for the TTL of whoever created it (before 2f55e85: a canary with a
+ *   shorter TTL shortened the settling);
+ * - `missing-record-resettles`: a claim that meets a free ID without its record starts a new marker and settles
+ *   again (before 2f55e85: deleting records again and again kept the namespace settling);
+ * - `no-rollback-check`: a renewal does not compare the record's revision, nor tell a live lease handed out again
+ *   (before 2f55e85: a rollback in the same process went unseen);
+ * - `cursor-kept`: a lost expiry set leaves the cursor where it was (before a65b0a9, found by the simulator).
+ */
+export type PreFixBehaviour = 'settle-one-ttl' | 'missing-record-resettles' | 'no-rollback-check' | 'cursor-kept';
 
 export interface Violation {
   kind: 'duplicate' | 'order' | 'liveness' | 'crash';
@@ -137,6 +157,8 @@ export interface RunResult {
   ids: number;
   /** Lua scripts the model ran. */
   scripts: number;
+  /** Permits a planted fence bug granted past the fence (0 without one). */
+  pastFence: number;
   faultsByKind: Record<string, number>;
   /** The longest a process took, after the faults stopped, to issue again. */
   worstRecoveryMs: number;
@@ -157,6 +179,31 @@ function scriptsFor(bug: PlantedBug | undefined): Record<ScriptName, string> {
   if (bug === 'settling') {
     for (const name of Object.keys(scripts) as ScriptName[]) {
       scripts[name] = patch(scripts[name], `local SETTLE = ${SETTLE_AFTER_LOSS_MS}`, 'local SETTLE = 0');
+    }
+  }
+  if (bug === 'settle-one-ttl') {
+    for (const name of Object.keys(scripts) as ScriptName[]) {
+      scripts[name] = patch(scripts[name], "'settleMs', SETTLE,", "'settleMs', TTL,");
+    }
+  }
+  if (bug === 'missing-record-resettles') {
+    scripts.claim = patch(
+      scripts.claim,
+      "elseif not from_cursor and lapsed + MARGIN > now then",
+      "elseif not from_cursor then\n  new_marker()\n  do return {'settling', settling_left(), now, server} end",
+    );
+  }
+  if (bug === 'no-rollback-check') {
+    scripts.renew = patch(scripts.renew, "elseif owner == token and not known(", "elseif false and not known(");
+    scripts.renew = patch(scripts.renew, "elseif owner ~= token and unlapsed then", "elseif false then");
+  }
+  if (bug === 'cursor-kept') {
+    for (const name of Object.keys(scripts) as ScriptName[]) {
+      scripts[name] = patch(
+        scripts[name],
+        "if redis.call('ZCARD', EXPIRY) < tonumber(redis.call('HGET', META, 'members') or '0') then",
+        'if false then',
+      );
     }
   }
   if (bug === 'recovery-proof') {
@@ -302,6 +349,8 @@ class World {
   /** Redis processes started so far (each a seed for its identity). */
   private nodes = 0;
   private scriptsRun = 0;
+  /** IDs a planted fence bug let through past the fence. */
+  private pastFence = 0;
   /** A slot migration under way: until when, and how many scripts answer TRYAGAIN meanwhile. */
   private migration: { tryAgainPct: number; finish: () => void } | undefined;
   private readonly scripts: Record<ScriptName, string>;
@@ -398,6 +447,7 @@ class World {
       simulatedMs: this.t,
       ids: this.idCount,
       scripts: this.scriptsRun,
+      pastFence: this.pastFence,
       faultsByKind: this.faultsByKind,
       worstRecoveryMs,
       timeline: this.timeline,
@@ -437,7 +487,9 @@ class World {
     let source: WorkerIdSource = new RedisWorkerSource(settings, 0, (s, keys) =>
       Promise.resolve(new SimBackend(link, s, keys, name, holder.incarnation, tamper)),
     );
-    if (this.options.bug === 'fence') source = new FenceIgnored(source as RedisWorkerSource);
+    if (this.options.bug === 'fence' || this.options.bug === 'fence-and-ceiling') {
+      source = new FenceIgnored(source as RedisWorkerSource, this.options.bug === 'fence', () => this.pastFence++);
+    }
     const generator = new SnowflakeGenerator({
       layout: LAYOUT,
       clock: holder.clock,
@@ -811,13 +863,18 @@ class World {
 }
 
 /**
- * The planted 'fence' bug: a wrapper around the lease that issues past its fence (the permit answers with the
- * lease's ceiling where the real one refuses with 'fenced'). Test-only; it reads the lease's private phase.
+ * The planted fence bugs: a wrapper around the lease that issues past its fence, where the real permit refuses with
+ * 'fenced': `fence` answers with the lease's confirmed ceiling, `fence-and-ceiling` with no ceiling at all (the
+ * layout's last tick). Test-only; it reads the lease's private phase.
  */
 class FenceIgnored implements WorkerIdSource {
   readonly kind = 'redis';
 
-  constructor(private readonly inner: RedisWorkerSource) {}
+  constructor(
+    private readonly inner: RedisWorkerSource,
+    private readonly keepCeiling: boolean,
+    private readonly onPastFence: () => void,
+  ) {}
 
   async start(context: WorkerSourceContext): Promise<WorkerAssignment> {
     const proxy: WorkerSourceContext = {
@@ -855,7 +912,8 @@ class FenceIgnored implements WorkerIdSource {
           } catch (error) {
             const lease = inner.phase.lease;
             if (error instanceof WorkerUnavailableError && error.reason === 'fenced' && lease !== undefined) {
-              return lease.ceilingTicks;
+              this.onPastFence();
+              return this.keepCeiling ? lease.ceilingTicks : LAYOUT.maxTimestamp;
             }
             throw error;
           }
