@@ -124,13 +124,7 @@ export interface Schedule {
 
 /** Bugs planted through test-only seams, to show the checks catch them. */
 export type PlantedBug =
-  | 'floor'
-  | 'fence'
-  | 'fence-and-ceiling'
-  | 'settling'
-  | 'recovery-proof'
-  | 'clock-check'
-  | PreFixBehaviour;
+  'floor' | 'fence' | 'fence-and-ceiling' | 'settling' | 'recovery-proof' | 'clock-check' | PreFixBehaviour;
 
 /**
  * The scripts as they behaved before the fix of each known hole, re-created as patches of today's scripts (the
@@ -189,13 +183,13 @@ function scriptsFor(bug: PlantedBug | undefined): Record<ScriptName, string> {
   if (bug === 'missing-record-resettles') {
     scripts.claim = patch(
       scripts.claim,
-      "elseif not from_cursor and lapsed + MARGIN > now then",
+      'elseif not from_cursor and lapsed + MARGIN > now then',
       "elseif not from_cursor then\n  new_marker()\n  do return {'settling', settling_left(), now, server} end",
     );
   }
   if (bug === 'no-rollback-check') {
-    scripts.renew = patch(scripts.renew, "elseif owner == token and not known(", "elseif false and not known(");
-    scripts.renew = patch(scripts.renew, "elseif owner ~= token and unlapsed then", "elseif false then");
+    scripts.renew = patch(scripts.renew, 'elseif owner == token and not known(', 'elseif false and not known(');
+    scripts.renew = patch(scripts.renew, 'elseif owner ~= token and unlapsed then', 'elseif false then');
   }
   if (bug === 'cursor-kept') {
     for (const name of Object.keys(scripts) as ScriptName[]) {
