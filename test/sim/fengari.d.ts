@@ -2,3 +2,4 @@
 declare module 'fengari';
 declare module 'fengari/src/ldo.js';
 declare module 'fengari/src/lobject.js';
+declare module 'fengari/src/lstate.js';

@@ -17,6 +17,7 @@
 import fengari from 'fengari';
 import fengariDo from 'fengari/src/ldo.js';
 import fengariObject from 'fengari/src/lobject.js';
+import fengariState from 'fengari/src/lstate.js';
 
 const { lua, lauxlib, lualib, to_luastring, to_jsstring } = fengari as unknown as FengariModule;
 
@@ -371,7 +372,7 @@ class ScriptVm {
   private model: RedisModel | undefined;
 
   constructor() {
-    tuneFengari();
+    if (stock === undefined) tuneFengari();
     this.L = this.newVm();
   }
 
@@ -538,16 +539,39 @@ class ScriptVm {
 let sharedVm: ScriptVm | undefined;
 
 /**
- * Fengari's VM shrinks its stack with `delete`, which turns V8's array into a slow sparse one and was a fifth of a
- * script's time; here a freed slot is set to `undefined`, which reads the same (every push stores a new value object).
- * Only the VM loop's calls go through the module's export; the model-equivalence test runs with it in place against a
- * real redis-server.
+ * Two of fengari's stack routines, made to work as C Lua's do, for speed (together they were a third of a script's
+ * time):
+ * - fengari allocates a call frame for every call and drops it on return; C Lua keeps the frame below for the next
+ *   call at that depth. Here each frame keeps the one it last called (`spare`) and the next call at that depth reuses
+ *   it; luaD_precall sets every field a frame is read by, as in C.
+ * - fengari shrinks the stack with `delete`, which turns V8's array into a slow sparse one; here a freed slot is set
+ *   to `undefined`, which reads the same (every push stores a new value object).
+ * Only calls through the modules' exports see these (the VM loop's and luaD_precall's). Scripts run with them in the
+ * model-equivalence test against a real redis-server, and the Lua state is only ever used from one thread.
  */
-function tuneFengari(): void {
-  const ldo = fengariDo as unknown as FengariInternals['ldo'] & { tuned?: boolean };
+export function tuneFengari(on = true): void {
+  const ldo = fengariDo as unknown as FengariInternals['ldo'];
+  const state = fengariState as unknown as FengariInternals['lstate'];
   const { TValue } = fengariObject as unknown as FengariInternals['lobject'];
-  if (ldo.tuned) return;
-  ldo.tuned = true;
+  stock ??= { extendCI: state.luaE_extendCI, adjustTop: ldo.adjust_top };
+  if (!on) {
+    state.luaE_extendCI = stock.extendCI;
+    ldo.adjust_top = stock.adjustTop;
+    return;
+  }
+  state.luaE_extendCI = (L) => {
+    const caller = L.ci;
+    let ci = caller.spare;
+    if (ci === undefined) {
+      ci = new state.CallInfo();
+      caller.spare = ci;
+    }
+    caller.next = ci;
+    ci.previous = caller;
+    ci.next = null;
+    L.ci = ci;
+    return ci;
+  };
   ldo.adjust_top = (L, newtop) => {
     const stack = L.stack;
     let top = L.top;
@@ -557,11 +581,23 @@ function tuneFengari(): void {
   };
 }
 
+/** Fengari's own routines, to put back (`tuneFengari(false)`, for the test that compares both). */
+let stock:
+  | { extendCI: FengariInternals['lstate']['luaE_extendCI']; adjustTop: FengariInternals['ldo']['adjust_top'] }
+  | undefined;
+
+interface FengariCallInfo {
+  previous: FengariCallInfo | null;
+  next: FengariCallInfo | null;
+  spare?: FengariCallInfo;
+}
 interface FengariStackState {
+  ci: FengariCallInfo;
   stack: unknown[];
   top: number;
 }
 interface FengariInternals {
+  lstate: { CallInfo: new () => FengariCallInfo; luaE_extendCI: (L: FengariStackState) => FengariCallInfo };
   ldo: { adjust_top: (L: FengariStackState, newtop: number) => void };
   lobject: { TValue: new (type: number, value: unknown) => unknown };
 }
