@@ -95,4 +95,25 @@ describe('known holes, as scripted schedules', () => {
     const before = await runSchedule(leak, { bug: 'cursor-kept' });
     expect(before.violation?.kind).toBe('liveness');
   });
+
+  // Found by the simulator (seed 577 of a 60 s search from seed 1, shrunk): the meta and the expiry set deleted
+  // together after a holder whose clock ran 146 ms ahead had claimed and given back every never-used ID (the clock
+  // check refused each one). Without the meta, the mirror that counts the set's members was gone too, so the new
+  // marker kept the spent cursor, and IDs 1 to 3 were in neither the cursor's range nor the set: the second holder
+  // found the namespace exhausted for ever. A new marker without the meta's mirror now starts the cursor again.
+  it('deleting the meta with the expiry set leaks no ID: the cursor starts again', async () => {
+    const leak: Schedule = {
+      seed: 1,
+      holders: [{ skewMs: 0 }, { skewMs: 0 }],
+      faultWindowMs: 30_000,
+      faults: [
+        { at: 0, kind: 'wall-step', holder: 0, byMs: 146 },
+        { at: 12_341, kind: 'delete', keys: [0, 2] },
+      ],
+    };
+    const result = await runSchedule(leak, { trace: true });
+    if (result.violation !== undefined) throw new Error(explain(result));
+    const before = await runSchedule(leak, { bug: 'cursor-kept-without-meta' });
+    expect(before.violation?.kind).toBe('liveness');
+  });
 });

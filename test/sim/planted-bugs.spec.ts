@@ -49,7 +49,7 @@ describe('planted bugs', () => {
           seed: SEED,
           bug,
           mix,
-          shrinkSeconds: 10,
+          shrinkSeconds: 5,
         });
         process.stdout.write(`--- planted bug: ${bug}\n${describeReport(report)}\n`);
         expect(report.found?.violation.kind ?? 'none').toMatch(/duplicate|order|liveness/);
@@ -70,7 +70,7 @@ describe('planted bugs', () => {
         seed: SEED,
         bug: 'fence',
         mix: { kinds: ['partition', 'kill', 'pause', 'suspend'], maxFaults: 30, minHolders: 4 },
-        shrinkSeconds: 10,
+        shrinkSeconds: 5,
       });
       process.stdout.write(`--- planted bug: fence (reach)\n${describeReport(report)}\n`);
       expect(report.schedules).toBe(FENCE_REACH_SCHEDULES);

@@ -13,10 +13,28 @@ const holder = fc.nat(3);
 const at = fc.integer({ min: 0, max: FAULT_WINDOW_MS - 1 });
 const shortMs = fc.integer({ min: 50, max: 6000 });
 /**
- * How long a holder may go on using the old primary after a failover. Without the Sentinel confirmation (which the
- * simulator does not drive) the lease is safe while that is shorter than the settling less a TTL and a renewal.
+ * How long a holder may go on using the old primary after a failover. Without Sentinels to confirm the master the
+ * lease is safe while that is shorter than the settling less a TTL and a renewal; with them, for any time (the
+ * confirmation fails once a majority names the promoted one, and the holder fences).
  */
 export const MAX_STALE_VIEW_MS = 6000;
+const MAX_STALE_VIEW_WITH_SENTINELS_MS = 25_000;
+
+/** A failover: the replica's lag, who keeps the old primary and how long, when each Sentinel names the new one. */
+function failoverArb(maxStaleMs: number): fc.Arbitrary<Fault> {
+  return fc.record({
+    at,
+    kind: fc.constant('failover' as const),
+    lagMs: fc.integer({ min: 0, max: 3000 }),
+    stale: fc.uniqueArray(holder, { maxLength: 3 }),
+    staleMs: fc.integer({ min: 0, max: maxStaleMs }),
+    // Hello messages spread a failover within about 2 s; a Sentinel cut off from the others learns it later.
+    sentinelDelays: fc.array(fc.oneof(fc.integer({ min: 0, max: 3000 }), fc.integer({ min: 0, max: 20_000 })), {
+      minLength: 3,
+      maxLength: 3,
+    }),
+  });
+}
 
 /** The kind each entry of {@link faultArbs} generates, in order. */
 export const FAULT_KINDS: Fault['kind'][] = [
@@ -91,14 +109,7 @@ const faultArbs: fc.Arbitrary<Fault>[] = [
     downs: fc.array(fc.integer({ min: 0, max: 400 }), { minLength: 4, maxLength: 4 }),
   }),
   fc.record({ at, kind: fc.constant('evict' as const), count: fc.integer({ min: 1, max: KEY_COUNT }) }),
-  fc.record({
-    at,
-    kind: fc.constant('failover' as const),
-    lagMs: fc.integer({ min: 0, max: 3000 }),
-    stale: fc.uniqueArray(holder, { maxLength: 3 }),
-    // A split brain that lasts longer than the settling needs the Sentinel confirmation (not simulated).
-    staleMs: fc.integer({ min: 0, max: MAX_STALE_VIEW_MS }),
-  }),
+  failoverArb(MAX_STALE_VIEW_MS),
   fc.record({
     at,
     kind: fc.constant('migrate' as const),
@@ -122,21 +133,35 @@ export interface FaultMix {
   kinds?: readonly Fault['kind'][];
   maxFaults?: number;
   minHolders?: number;
+  /** Whether the schedules run behind Sentinels (default: either, drawn per schedule). */
+  sentinels?: boolean;
 }
 
 export function scheduleArbitrary(options: { rollbacks?: boolean; mix?: FaultMix } = {}): fc.Arbitrary<Schedule> {
   const allowed = (options.mix?.kinds ?? FAULT_KINDS).filter((kind) => kind !== 'rollback' || options.rollbacks);
-  const arbs = FAULT_KINDS.map((kind, i) => (kind === 'rollback' ? rollbackArb : faultArbs[i]));
-  const fault = fc.oneof(...arbs.filter((_, i) => allowed.includes(FAULT_KINDS[i])));
-  return fc.record({
-    seed: fc.integer({ min: 1, max: 0x7fffffff }),
-    holders: fc.array(fc.record({ skewMs: fc.integer({ min: -100, max: 100 }) }), {
-      minLength: options.mix?.minHolders ?? 2,
-      maxLength: 4,
-    }),
-    faults: fc.array(fault, { maxLength: options.mix?.maxFaults ?? 12 }),
-    faultWindowMs: fc.constant(FAULT_WINDOW_MS),
-  });
+  const faultsFor = (sentinels: boolean) => {
+    const arbs = FAULT_KINDS.map((kind, i) =>
+      kind === 'rollback'
+        ? rollbackArb
+        : kind === 'failover' && sentinels
+          ? failoverArb(MAX_STALE_VIEW_WITH_SENTINELS_MS)
+          : faultArbs[i],
+    );
+    const fault = fc.oneof(...arbs.filter((_, i) => allowed.includes(FAULT_KINDS[i])));
+    return fc.array(fault, { maxLength: options.mix?.maxFaults ?? 12 });
+  };
+  const sentinels = options.mix?.sentinels === undefined ? fc.boolean() : fc.constant(options.mix.sentinels);
+  return fc
+    .record({
+      seed: fc.integer({ min: 1, max: 0x7fffffff }),
+      holders: fc.array(fc.record({ skewMs: fc.integer({ min: -100, max: 100 }) }), {
+        minLength: options.mix?.minHolders ?? 2,
+        maxLength: 4,
+      }),
+      faultWindowMs: fc.constant(FAULT_WINDOW_MS),
+      withSentinels: sentinels.chain((on) => fc.record({ sentinels: fc.constant(on), faults: faultsFor(on) })),
+    })
+    .map(({ withSentinels, ...rest }) => ({ ...rest, ...withSentinels }));
 }
 
 export interface Found {

@@ -35,7 +35,9 @@ import { SETTLE_AFTER_LOSS_MS } from '../../lib/lease/lease.contract.js';
 import { leaseKeys } from '../../lib/lease/lease.keys.js';
 import { CLAIM_SCRIPT, NOTE_SCRIPT, RELEASE_SCRIPT, RENEW_SCRIPT } from '../../lib/lease/lease.scripts.js';
 import { resolveLeaseSettings, type LeaseSettings } from '../../lib/lease/lease.settings.js';
+import type { RedisClientLike } from '../../lib/lease/lease.options.js';
 import { RedisWorkerSource } from '../../lib/lease/redis-worker.source.js';
+import { SentinelConfirm } from '../../lib/lease/sentinel.confirm.js';
 import { IdService } from '../../lib/module/id.service.js';
 import { WorkerBinding } from '../../lib/worker/worker-binding.js';
 import type { WorkerAssignment, WorkerIdSource, WorkerSourceContext } from '../../lib/worker/worker-source.js';
@@ -94,9 +96,10 @@ export type Fault =
    * Sentinel promotes the replica, which lags `lagMs` behind the primary: the writes of the last `lagMs` (scripts that
    * already answered) are lost, and the promoted process has its own run_id and replication ID. The holders in
    * `stale` were told the old primary (a Sentinel view that lags, a connection that stays up) and keep using it
-   * for `staleMs`, while the others use the promoted one at once.
+   * for `staleMs` (with Sentinels: until a confirmation tells them otherwise), while the others use the promoted one
+   * at once. Sentinel i names the promoted one `sentinelDelays[i]` after the promotion (default at once).
    */
-  | { at: number; kind: 'failover'; lagMs: number; stale: number[]; staleMs: number }
+  | { at: number; kind: 'failover'; lagMs: number; stale: number[]; staleMs: number; sentinelDelays?: number[] }
   /**
    * Redis Cluster moves the namespace's slot to another node over `ms`: while keys are split between the nodes, a
    * script answers TRYAGAIN (`tryAgainPct` of them; ioredis sends it again after 100 ms, up to 16 times); when the
@@ -120,6 +123,12 @@ export interface Schedule {
   faults: Fault[];
   /** Faults happen within [0, faultWindowMs); after it everything heals, and the liveness clock starts. */
   faultWindowMs: number;
+  /**
+   * Redis behind three Sentinels: every claim and renewal is confirmed by the lease's own SentinelConfirm against
+   * simulated Sentinels, whose views of the master lag (`sentinelDelays` of a failover; a new run_id at the same
+   * address is learnt within 10 s, as from INFO), and a connection told it is on the wrong master reconnects.
+   */
+  sentinels?: boolean;
 }
 
 /** Bugs planted through test-only seams, to show the checks catch them. */
@@ -135,9 +144,12 @@ export type PlantedBug =
  *   again (before 2f55e85: deleting records again and again kept the namespace settling);
  * - `no-rollback-check`: a renewal does not compare the record's revision, nor tell a live lease handed out again
  *   (before 2f55e85: a rollback in the same process went unseen);
- * - `cursor-kept`: a lost expiry set leaves the cursor where it was (before a65b0a9, found by the simulator).
+ * - `cursor-kept`: a lost expiry set leaves the cursor where it was (before a65b0a9, found by the simulator);
+ * - `cursor-kept-without-meta`: a lost expiry set leaves the cursor where it was when the meta, whose mirror counts
+ *   the set's members, was lost with it (found by the simulator after a65b0a9, fixed since).
  */
-export type PreFixBehaviour = 'settle-one-ttl' | 'missing-record-resettles' | 'no-rollback-check' | 'cursor-kept';
+export type PreFixBehaviour =
+  'settle-one-ttl' | 'missing-record-resettles' | 'no-rollback-check' | 'cursor-kept' | 'cursor-kept-without-meta';
 
 export interface Violation {
   kind: 'duplicate' | 'order' | 'liveness' | 'crash';
@@ -195,8 +207,17 @@ function scriptsFor(bug: PlantedBug | undefined): Record<ScriptName, string> {
     for (const name of Object.keys(scripts) as ScriptName[]) {
       scripts[name] = patch(
         scripts[name],
-        "if redis.call('ZCARD', EXPIRY) < tonumber(redis.call('HGET', META, 'members') or '0') then",
+        "if not members or redis.call('ZCARD', EXPIRY) < tonumber(members) then",
         'if false then',
+      );
+    }
+  }
+  if (bug === 'cursor-kept-without-meta') {
+    for (const name of Object.keys(scripts) as ScriptName[]) {
+      scripts[name] = patch(
+        scripts[name],
+        "if not members or redis.call('ZCARD', EXPIRY) < tonumber(members) then",
+        "if redis.call('ZCARD', EXPIRY) < tonumber(members or '0') then",
       );
     }
   }
@@ -345,6 +366,9 @@ class World {
   private scriptsRun = 0;
   /** IDs a planted fence bug let through past the fence. */
   private pastFence = 0;
+  /** What each Sentinel names as the master (with Sentinels). */
+  private readonly sentinelViews: SentinelView[] = [];
+  private masterAddress = 'node0';
   /** A slot migration under way: until when, and how many scripts answer TRYAGAIN meanwhile. */
   private migration: { tryAgainPct: number; finish: () => void } | undefined;
   private readonly scripts: Record<ScriptName, string>;
@@ -367,6 +391,8 @@ class World {
   ) {
     this.random = mulberry32(schedule.seed);
     this.model = new RedisModel(() => time.now(), schedule.seed);
+    for (let i = 0; i < SENTINELS; i++)
+      this.sentinelViews.push({ runId: this.model.runId, address: 'node0', epoch: 1 });
     this.scripts = scriptsFor(options.bug);
     this.holders = schedule.holders.map((spec, slot) => ({
       slot,
@@ -478,8 +504,9 @@ class World {
       lastRefusal: undefined,
     };
     const link: SimLink = { run: (script, keys, args) => this.roundTrip(holder, process, script, keys, args) };
+    const sentinel = this.schedule.sentinels ? this.sentinelsFor(holder, process) : undefined;
     let source: WorkerIdSource = new RedisWorkerSource(settings, 0, (s, keys) =>
-      Promise.resolve(new SimBackend(link, s, keys, name, holder.incarnation, tamper)),
+      Promise.resolve(new SimBackend(link, s, keys, name, holder.incarnation, tamper, sentinel)),
     );
     if (this.options.bug === 'fence' || this.options.bug === 'fence-and-ceiling') {
       source = new FenceIgnored(source as RedisWorkerSource, this.options.bug === 'fence', () => this.pastFence++);
@@ -705,6 +732,90 @@ class World {
     });
   }
 
+  // ---- Sentinels -------------------------------------------------------------------------------------------------
+
+  /** The lease's own SentinelConfirm, its links to the simulated Sentinels over this holder's network. */
+  private sentinelsFor(holder: Holder, process: SimProcess): { confirm: SentinelConfirm; reconnect: () => void } {
+    const client = {
+      options: { name: 'sim', sentinels: range(SENTINELS).map((i) => ({ host: `sentinel${i}`, port: 26379 })) },
+    };
+    const confirm = SentinelConfirm.forClient(client as unknown as RedisClientLike, 2000)!;
+    // Test seam: the links SentinelConfirm would open with ioredis, here to the simulated Sentinels.
+    (confirm as unknown as { links: unknown }).links = range(SENTINELS).map((i) => ({
+      address: `sentinel${i}:26379`,
+      call: () => this.askSentinel(holder, process, i),
+      disconnect: () => undefined,
+    }));
+    return {
+      confirm,
+      // ioredis with Sentinels asks them for the master on a reconnect: the connection leaves a stale primary.
+      reconnect: () => {
+        if (holder.staleUntil > this.t) this.log(`${process.name} reconnects to the master the Sentinels name`);
+        holder.staleUntil = 0;
+        holder.staleServer = undefined;
+      },
+    };
+  }
+
+  /** SENTINEL MASTER sim, as Sentinel i sees it when the request arrives; nothing while the link is cut. */
+  private askSentinel(holder: Holder, process: SimProcess, i: number): Promise<unknown> {
+    return new Promise((resolve) => {
+      if (process.dead || holder.link.requestsCutUntil > this.t) return;
+      setTimeout(() => {
+        const view = this.sentinelViews[i];
+        const reply = [
+          'name',
+          'sim',
+          'ip',
+          view.address,
+          'port',
+          '6379',
+          'runid',
+          view.runId,
+          'flags',
+          'master',
+          'config-epoch',
+          String(view.epoch),
+          'quorum',
+          '2',
+          'num-other-sentinels',
+          String(SENTINELS - 1),
+        ];
+        if (holder.link.repliesCutUntil > this.t) return;
+        setTimeout(() => this.whenRunning(holder, () => process.dead || resolve(reply)), this.delay(holder.link));
+      }, this.delay(holder.link));
+    });
+  }
+
+  /**
+   * Sentinel i names `node` (at `address`, configuration epoch `epoch`) as the master `afterMs` from now, unless it
+   * learnt of a later failover meanwhile; it reads the node's run_id then (INFO), whatever happened to it since.
+   */
+  private sentinelLearns(i: number, node: RedisModel, address: string, epoch: number, afterMs: number): void {
+    setTimeout(() => {
+      if (epoch >= this.sentinelViews[i].epoch) this.sentinelViews[i] = { runId: node.runId, address, epoch };
+    }, afterMs);
+  }
+
+  /**
+   * A new run_id at the master's address (a restart, a slot moved): each Sentinel reads it from INFO within 10 s, the
+   * run_id of whatever process serves there then.
+   */
+  private sentinelsSeeNewRunId(): void {
+    const address = this.masterAddress;
+    for (let i = 0; i < SENTINELS; i++) {
+      setTimeout(
+        () => {
+          const view = this.sentinelViews[i];
+          if (view.address === address && this.masterAddress === address) {
+            this.sentinelViews[i] = { ...view, runId: this.model.runId };
+          }
+        },
+        Math.floor(this.random() * 10_000),
+      );
+    }
+  }
+
   // ---- faults ----------------------------------------------------------------------------------------------------
 
   private apply(fault: Fault, ends: { at: number; run: () => void }[]): void {
@@ -772,6 +883,7 @@ class World {
       case 'redis-restart': {
         this.redisDownUntil = this.t + fault.downMs;
         this.model.restart(fault.from === 'empty' ? undefined : this.snapshotAgo(fault.from.agoMs));
+        this.sentinelsSeeNewRunId();
         return;
       }
       case 'flushall':
@@ -793,6 +905,11 @@ class World {
         const promoted = new RedisModel(() => this.time.now(), this.schedule.seed * 31 + ++this.nodes);
         promoted.restart(this.snapshotAgo(fault.lagMs));
         this.model = promoted;
+        this.masterAddress = `node${this.nodes}`;
+        const epoch = Math.max(...this.sentinelViews.map((view) => view.epoch)) + 1;
+        for (let i = 0; i < SENTINELS; i++) {
+          this.sentinelLearns(i, promoted, this.masterAddress, epoch, fault.sentinelDelays?.[i] ?? 0);
+        }
         for (const slot of fault.stale) {
           const h = this.holders[slot % this.holders.length];
           h.staleServer = old;
@@ -808,6 +925,7 @@ class World {
             if (this.migration !== migration) return;
             this.migration = undefined;
             this.model.moveToAnotherNode();
+            this.sentinelsSeeNewRunId();
             this.log('slot migrated: the namespace is served by another node');
           },
         };
@@ -842,6 +960,11 @@ class World {
     this.redisDownUntil = 0;
     this.log('faults stop; liveness clock starts');
     this.migration?.finish();
+    // The Sentinels agree on the master again.
+    const epoch = Math.max(...this.sentinelViews.map((view) => view.epoch));
+    for (let i = 0; i < SENTINELS; i++) {
+      this.sentinelViews[i] = { runId: this.model.runId, address: this.masterAddress, epoch };
+    }
     for (const holder of this.holders) {
       Object.assign(holder.link, { requestsCutUntil: 0, repliesCutUntil: 0, lossyUntil: 0 });
       holder.staleServer = undefined;
@@ -922,6 +1045,14 @@ function describeReply(reply: Reply | Error): string {
   if (reply instanceof Error) return `error ${reply.message}`;
   if (!Array.isArray(reply)) return JSON.stringify(reply);
   return JSON.stringify(reply.slice(0, -1));
+}
+
+const SENTINELS = 3;
+
+interface SentinelView {
+  runId: string;
+  address: string;
+  epoch: number;
 }
 
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
