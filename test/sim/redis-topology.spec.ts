@@ -2,7 +2,8 @@
  * The simulator's Redis topology faults, scripted: promotion of a lagging replica (with holders told the old primary
  * for a while), eviction in LRU order, and a Redis Cluster slot migration. Each shows the fault reaches the lease
  * (the timeline shows the lease reacting) and, where the lease promises safety, that it holds; the split brain that
- * outlasts the settling shows what the Sentinel confirmation exists for.
+ * outlasts the settling shows what the Sentinel confirmation exists for, and the same split behind Sentinels that the
+ * confirmation closes it.
  */
 import { describe, expect, it } from '@jest/globals';
 import { runSchedule, type Fault, type RunResult, type Schedule } from './world.js';
@@ -49,6 +50,22 @@ describe('Redis topology faults', () => {
       { trace: true },
     );
     expect(result.violation?.kind).toMatch(/order|duplicate/);
+  });
+
+  it('the same split brain behind Sentinels: the stale holder fences once a majority names the promoted master', async () => {
+    const split: Schedule = {
+      ...schedule([
+        { at: 12_000, kind: 'failover', lagMs: 2_500, stale: [0], staleMs: 18_000, sentinelDelays: [0, 2_000, 9_000] },
+        { at: 12_100, kind: 'kill', holder: 1, downMs: 100 },
+      ]),
+      sentinels: true,
+    };
+    const result = await runSchedule(split, { trace: true });
+    if (result.violation !== undefined) throw new Error(explain(result));
+    // The confirmation told it the Sentinels name another master: it reconnected and met the promoted one's marker.
+    expect(after(result, 12_000).some((line) => /h0#1 reconnects to the master the Sentinels name/.test(line))).toBe(
+      true,
+    );
   });
 
   it('eviction of every key in LRU order is a loss like FLUSHALL: settling, then every holder issues again', async () => {
