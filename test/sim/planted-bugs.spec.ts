@@ -33,7 +33,10 @@ const BUGS: [PlantedBug, FaultMix | undefined][] = [
   // A holder cut off, paused or suspended past its lease while another takes its ID.
   ['fence-and-ceiling', { kinds: ['partition', 'kill', 'pause', 'suspend'], maxFaults: 30, minHolders: 4 }],
   // A holder paused past its lease, its ID claimed by a restarted process, then a data loss before it resumes.
-  ['recovery-proof', { kinds: ['pause', 'shutdown', 'flushall', 'redis-restart'], maxFaults: 30, minHolders: 4 }],
+  [
+    'recovery-proof',
+    { kinds: ['pause', 'shutdown', 'flushall', 'redis-restart'], maxFaults: 30, minHolders: 4, sentinels: false },
+  ],
   // A wall clock stepped far ahead, then its process killed and the data lost: the next holder starts below it.
   ['clock-check', { kinds: ['wall-step', 'kill', 'flushall', 'redis-restart'], maxFaults: 20 }],
 ];
