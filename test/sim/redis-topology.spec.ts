@@ -68,6 +68,23 @@ describe('Redis topology faults', () => {
     );
   });
 
+  it('two failovers at once, Sentinels hearing of the first last: they end up naming the second, and all issue again', async () => {
+    // A Sentinel's late news of an older failover (a lower configuration epoch) must not replace a newer view.
+    const twice: Schedule = {
+      seed: 1,
+      holders: [{ skewMs: 0 }, { skewMs: 0 }],
+      faultWindowMs: 30_000,
+      sentinels: true,
+      faults: [
+        { at: 14_861, kind: 'failover', lagMs: 0, stale: [], staleMs: 0, sentinelDelays: [15_121, 15_121, 0] },
+        { at: 14_862, kind: 'failover', lagMs: 0, stale: [], staleMs: 0, sentinelDelays: [0, 0, 0] },
+        { at: 19_501, kind: 'migrate', ms: 2_801, tryAgainPct: 0 },
+      ],
+    };
+    const result = await runSchedule(twice, { trace: true });
+    if (result.violation !== undefined) throw new Error(explain(result));
+  });
+
   it('eviction of every key in LRU order is a loss like FLUSHALL: settling, then every holder issues again', async () => {
     const result = await runSchedule(schedule([{ at: 15_000, kind: 'evict', count: 7 }]), { trace: true });
     if (result.violation !== undefined) throw new Error(explain(result));

@@ -369,6 +369,8 @@ class World {
   /** What each Sentinel names as the master (with Sentinels). */
   private readonly sentinelViews: SentinelView[] = [];
   private masterAddress = 'node0';
+  /** The Sentinels' configuration epoch: each failover raises it. */
+  private epoch = 1;
   /** A slot migration under way: until when, and how many scripts answer TRYAGAIN meanwhile. */
   private migration: { tryAgainPct: number; finish: () => void } | undefined;
   private readonly scripts: Record<ScriptName, string>;
@@ -906,7 +908,7 @@ class World {
         promoted.restart(this.snapshotAgo(fault.lagMs));
         this.model = promoted;
         this.masterAddress = `node${this.nodes}`;
-        const epoch = Math.max(...this.sentinelViews.map((view) => view.epoch)) + 1;
+        const epoch = ++this.epoch;
         for (let i = 0; i < SENTINELS; i++) {
           this.sentinelLearns(i, promoted, this.masterAddress, epoch, fault.sentinelDelays?.[i] ?? 0);
         }
@@ -961,9 +963,8 @@ class World {
     this.log('faults stop; liveness clock starts');
     this.migration?.finish();
     // The Sentinels agree on the master again.
-    const epoch = Math.max(...this.sentinelViews.map((view) => view.epoch));
     for (let i = 0; i < SENTINELS; i++) {
-      this.sentinelViews[i] = { runId: this.model.runId, address: this.masterAddress, epoch };
+      this.sentinelViews[i] = { runId: this.model.runId, address: this.masterAddress, epoch: this.epoch };
     }
     for (const holder of this.holders) {
       Object.assign(holder.link, { requestsCutUntil: 0, repliesCutUntil: 0, lossyUntil: 0 });
