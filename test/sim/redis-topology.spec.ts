@@ -63,7 +63,7 @@ describe('Redis topology faults', () => {
     const result = await runSchedule(split, { trace: true });
     if (result.violation !== undefined) throw new Error(explain(result));
     // The confirmation told it the Sentinels name another master: it reconnected and met the promoted one's marker.
-    expect(after(result, 12_000).some((line) => /h0#1 reconnects to the master the Sentinels name/.test(line))).toBe(
+    expect(after(result, 12_000).some((line) => /h0#\d reconnects to the master the Sentinels name/.test(line))).toBe(
       true,
     );
   });
@@ -82,6 +82,33 @@ describe('Redis topology faults', () => {
       ],
     };
     const result = await runSchedule(twice, { trace: true });
+    if (result.violation !== undefined) throw new Error(explain(result));
+  });
+
+  it('behind Sentinels slow to name the new master, the majority that authorised the failover sees the old one down', async () => {
+    // Found when the simulated Sentinels kept naming the old master as up for 9 s after the promotion: a holder
+    // suspended, then told the old primary, had its renewals there confirmed while the promoted side handed its ID
+    // out. Real Sentinels cannot do that: a failover needs a majority to see the master down and authorise it.
+    const slow: Schedule = {
+      seed: 5,
+      holders: [{ skewMs: 0 }, { skewMs: 0 }, { skewMs: 0 }],
+      faultWindowMs: 30_000,
+      sentinels: true,
+      faults: [
+        { at: 12_001, kind: 'delete', keys: [0] },
+        { at: 12_058, kind: 'suspend', holder: 0, ms: 8_651 },
+        { at: 14_281, kind: 'partition', holder: 1, ms: 5_067, way: 'both' },
+        {
+          at: 15_121,
+          kind: 'failover',
+          lagMs: 0,
+          stale: [0],
+          staleMs: 8_897,
+          sentinelDelays: [7_552, 8_911, 8_901],
+        },
+      ],
+    };
+    const result = await runSchedule(slow, { trace: true });
     if (result.violation !== undefined) throw new Error(explain(result));
   });
 

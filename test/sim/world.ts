@@ -14,17 +14,17 @@
  *
  * Redis faults modelled: restart (empty or from a snapshot), FLUSHALL, deletion of any keys, eviction in LRU order,
  * a rollback in the same process, promotion of a lagging replica (the writes of the lag lost after their scripts
- * answered) with some holders told the old primary for a while (a split brain bounded by `staleMs`), and a Redis
- * Cluster slot migration as the client sees it (TRYAGAIN while keys are split, resent by the client, then another
- * node's run_id).
+ * answered) with some holders told the old primary for a while (a split brain), and a Redis Cluster slot migration as
+ * the client sees it (TRYAGAIN while keys are split, resent by the client, then another node's run_id). With
+ * `sentinels`, the lease's own SentinelConfirm confirms every claim and renewal against three simulated Sentinels
+ * whose views of the master lag; without, a split brain is kept below the settling by the schedule generator.
  *
- * What it does not model: replication as a stream (the replica is the primary's snapshot of `lagMs` before), the
- * Sentinel confirmation of the master (confirm() always agrees, the lease is configured without Sentinels, so the
- * split brain is bounded below the settling instead of ended by the confirmation), WAIT, MOVED/ASK redirections
- * (transparent to the lease: ioredis follows them; only their latency and TRYAGAIN reach it), a Redis server clock that
- * steps, timers that run on a process's own (skewed) monotonic clock (timers fire on the simulation's true time; the
- * clocks the code reads are the skewed ones), and the event loop of a paused process (its timers still fire during the
- * pause; its round trips and its ID requests wait until it resumes).
+ * What it does not model: replication as a stream (the replica is the primary's snapshot of `lagMs` before), WAIT,
+ * MOVED/ASK redirections (transparent to the lease: ioredis follows them; only their latency and TRYAGAIN reach it),
+ * Redis's sampled LRU (eviction takes keys in exact LRU order), a Redis server clock that steps, timers that run on a
+ * process's own (skewed) monotonic clock (timers fire on the simulation's true time; the clocks the code reads are
+ * the skewed ones), and the event loop of a paused process (its timers still fire during the pause; its round trips
+ * and its ID requests wait until it resumes).
  */
 import type { Clock } from '../../lib/core/clock.js';
 import { WorkerUnavailableError } from '../../lib/core/errors.js';
@@ -775,7 +775,7 @@ class World {
           'runid',
           view.runId,
           'flags',
-          'master',
+          view.down ? 'master,s_down,o_down' : 'master',
           'config-epoch',
           String(view.epoch),
           'quorum',
@@ -909,8 +909,14 @@ class World {
         this.model = promoted;
         this.masterAddress = `node${this.nodes}`;
         const epoch = ++this.epoch;
+        // A failover needs a majority of the Sentinels to see the master down and to authorise it: the majority that
+        // learns of the new master first sees the old one down until then; the last Sentinel (cut off from the
+        // others, say) may still see it up.
+        const delays = range(SENTINELS).map((i) => fault.sentinelDelays?.[i] ?? 0);
+        const quorum = [...range(SENTINELS)].sort((a, b) => delays[a] - delays[b] || a - b).slice(0, MAJORITY);
+        for (const i of quorum) this.sentinelViews[i] = { ...this.sentinelViews[i], down: true };
         for (let i = 0; i < SENTINELS; i++) {
-          this.sentinelLearns(i, promoted, this.masterAddress, epoch, fault.sentinelDelays?.[i] ?? 0);
+          this.sentinelLearns(i, promoted, this.masterAddress, epoch, delays[i]);
         }
         for (const slot of fault.stale) {
           const h = this.holders[slot % this.holders.length];
@@ -1049,11 +1055,14 @@ function describeReply(reply: Reply | Error): string {
 }
 
 const SENTINELS = 3;
+const MAJORITY = Math.floor(SENTINELS / 2) + 1;
 
 interface SentinelView {
   runId: string;
   address: string;
   epoch: number;
+  /** The master is seen down (`s_down,o_down`): this Sentinel agreed to the failover under way. */
+  down?: boolean;
 }
 
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
