@@ -10,7 +10,7 @@
  * shown failing; the cursor hole (a65b0a9) was also checked with `git checkout a65b0a9^ -- lib/lease/scripts`.
  */
 import { describe, expect, it } from '@jest/globals';
-import { runSchedule, type Fault, type RunResult, type Schedule } from './world.js';
+import { LIVENESS_BOUND_MS, livenessBoundMs, runSchedule, type Fault, type RunResult, type Schedule } from './world.js';
 
 const four = [{ skewMs: 0 }, { skewMs: 40 }, { skewMs: -40 }, { skewMs: 10 }];
 
@@ -115,5 +115,29 @@ describe('known holes, as scripted schedules', () => {
     if (result.violation !== undefined) throw new Error(explain(result));
     const before = await runSchedule(leak, { bug: 'cursor-kept-without-meta' });
     expect(before.violation?.kind).toBe('liveness');
+  });
+
+  // Not a hole but the cost of the floor rule, which the liveness check must allow for: a clock stepped 25 s ahead
+  // leaves its ID a floor 25 s in the future, and a process that needs that ID (every other one held) waits it out.
+  it('a clock stepped ahead by S keeps its ID from others for up to S, within the liveness bound that counts it', async () => {
+    const ahead: Schedule = {
+      seed: 1,
+      holders: [{ skewMs: 0 }, { skewMs: 0 }, { skewMs: 0 }, { skewMs: 0 }],
+      faultWindowMs: 30_000,
+      sentinels: true,
+      faults: [
+        { at: 0, kind: 'deploy', offsets: [161, 1, 1, 0], downs: [1, 0, 1, 0] },
+        { at: 0, kind: 'wall-step', holder: 1, byMs: 25_056 },
+        { at: 1, kind: 'migrate', ms: 2_881, tryAgainPct: 51 },
+        { at: 11, kind: 'rate', holder: 1, clock: 'wall', ppm: 2000 },
+        { at: 19_001, kind: 'lossy', holder: 1, ms: 1_073, delayMs: 2_329, dropPct: 22, dupPct: 24 },
+        { at: 19_951, kind: 'suspend', holder: 3, ms: 19_989 },
+        { at: 20_146, kind: 'lossy', holder: 1, ms: 4_761, delayMs: 1_972, dropPct: 9, dupPct: 26 },
+      ],
+    };
+    expect(livenessBoundMs(ahead)).toBe(LIVENESS_BOUND_MS + 25_056);
+    const result = await runSchedule(ahead, { trace: true });
+    if (result.violation !== undefined) throw new Error(explain(result));
+    expect(result.worstRecoveryMs).toBeGreaterThan(LIVENESS_BOUND_MS);
   });
 });

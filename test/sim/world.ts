@@ -10,7 +10,7 @@
  * - order per worker ID across processes: every ID issued under a worker ID is above every ID issued under it
  *   before, by anyone (the floor, ceiling, fence and settling rules together promise this; a duplicate is the
  *   worst case of breaking it, an ID below an earlier one is the warning that a duplicate was possible).
- * Checked at the end: liveness, every process issued again within {@link LIVENESS_BOUND_MS} of the faults stopping.
+ * Checked at the end: liveness, every process issued again within {@link livenessBoundMs} of the faults stopping.
  *
  * Redis faults modelled: restart (empty or from a snapshot), FLUSHALL, deletion of any keys, eviction in LRU order,
  * a rollback in the same process, promotion of a lagging replica (the writes of the lag lost after their scripts
@@ -60,6 +60,25 @@ const LAYOUT = resolveLayout({ workerBits: 2 }, START);
  * floor wait (maxFloorWaitMs, 2 s), a renewal and a claim that time out (2 × 2 s), and a TTL to spare.
  */
 export const LIVENESS_BOUND_MS = SETTLE_AFTER_LOSS_MS + 2 * TTL_MS + 2000 + 2 * 2000;
+
+/**
+ * The liveness bound of a schedule: {@link LIVENESS_BOUND_MS}, plus the furthest any wall clock was stepped ahead. A
+ * process whose clock ran S ahead issued timestamps up to S in the future, and the ID it held then keeps a floor that
+ * far ahead: its next holder may wait up to S for it (the floor rule), and with every other ID held, so may a process
+ * that needs one.
+ */
+export function livenessBoundMs(schedule: Schedule): number {
+  let ahead = 0;
+  const offsets = new Map<number, number>();
+  for (const fault of [...schedule.faults].sort((a, b) => a.at - b.at)) {
+    if (fault.kind !== 'wall-step') continue;
+    const slot = fault.holder % schedule.holders.length;
+    const offset = (offsets.get(slot) ?? 0) + fault.byMs;
+    offsets.set(slot, offset);
+    ahead = Math.max(ahead, offset);
+  }
+  return LIVENESS_BOUND_MS + ahead;
+}
 
 export type Fault =
   /** kill -9; the process starts again (a new process, no memory of the old one) `downMs` later. */
@@ -436,7 +455,7 @@ class World {
 
   async run(): Promise<RunResult> {
     const faults = [...this.schedule.faults].sort((a, b) => a.at - b.at);
-    const endMs = this.schedule.faultWindowMs + LIVENESS_BOUND_MS;
+    const endMs = this.schedule.faultWindowMs + livenessBoundMs(this.schedule);
     const ends: { at: number; run: () => void }[] = [];
     let nextSnapshot = 0;
     for (let t = 0; t <= endMs && this.violation === undefined && !this.allBackSince(t); t += STEP_MS) {
@@ -599,7 +618,7 @@ class World {
       const process = holder.process;
       this.fail(
         'liveness',
-        `${process?.name ?? `h${holder.slot}`} issued nothing within ${LIVENESS_BOUND_MS} ms after the faults ` +
+        `${process?.name ?? `h${holder.slot}`} issued nothing within ${livenessBoundMs(this.schedule)} ms after the faults ` +
           `stopped (state ${process?.state}, last refusal ${process?.lastRefusal ?? 'none'}, lease ` +
           `${JSON.stringify(process?.ids.status().lease?.state)})`,
       );
