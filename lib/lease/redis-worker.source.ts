@@ -83,7 +83,9 @@ export class RedisWorkerSource implements WorkerIdSource, ObservesRenewals {
     this.serverClock = new ServerClock(settings.maxClockOffsetMs, settings.ttlMs);
     this.clocks = bothClocks();
     this.renewalBackoff = leaseBackoff(settings);
-    this.renewal = new RenewalTimer(this.sleeper, this.clocks, settings.retryBackoffMs, () => {
+    // The clocks of start() (the app's), not these defaults: the timer is built before start() gets them.
+    const clocks: Clocks = { now: () => this.clocks.now(), monotonicNow: () => this.clocks.monotonicNow() };
+    this.renewal = new RenewalTimer(this.sleeper, clocks, settings.retryBackoffMs, () => {
       void this.queue.run(() => this.renew());
     });
   }

@@ -3,9 +3,14 @@
  * before the simulator existed and are closed: the current code passes them. Then a gap the README documents (a
  * claim between a same-process rollback and the next renewal of the holder it rolled back), and a capacity leak the
  * simulator found, closed since (see its comment).
+ *
+ * Where the behaviour before a fix can be re-created as a patch of today's scripts (a planted pre-fix behaviour, see
+ * PreFixBehaviour in world.ts), the same schedule runs with it and must fail: the schedule reaches the hole. The lib
+ * before 2f55e85 no longer runs in the simulator (its backend interface changed), so this is how those holes are
+ * shown failing; the cursor hole (a65b0a9) was also checked with `git checkout a65b0a9^ -- lib/lease/scripts`.
  */
 import { describe, expect, it } from '@jest/globals';
-import { runSchedule, type Fault, type RunResult, type Schedule } from './world.js';
+import { LIVENESS_BOUND_MS, livenessBoundMs, runSchedule, type Fault, type RunResult, type Schedule } from './world.js';
 
 const four = [{ skewMs: 0 }, { skewMs: 40 }, { skewMs: -40 }, { skewMs: 10 }];
 
@@ -35,6 +40,9 @@ describe('known holes, as scripted schedules', () => {
     const result = await runSchedule(schedule(faults), { trace: true });
     expect({ violation: result.violation }).toEqual({ violation: undefined });
     expect(result.worstRecoveryMs).toBeLessThan(10_000);
+    // Before the fix, each missing record started a new marker: the namespace settled again and again.
+    const before = await runSchedule(schedule(faults), { bug: 'missing-record-resettles' });
+    expect(before.violation?.kind).toBe('liveness');
   });
 
   it('a rollback in the same Redis process is seen by every holder at its next renewal', async () => {
@@ -73,17 +81,63 @@ describe('known holes, as scripted schedules', () => {
   // puts an ID back in the expiry set, so the dead holder's ID was in neither: never handed out again, and with as
   // many processes as IDs one waited for ever. A lost expiry set now starts the cursor again.
   it('a deleted expiry set leaks no ID: the cursor starts again', async () => {
-    const result = await runSchedule(
-      schedule(
-        [
-          { at: 12_800, kind: 'pause', holder: 0, ms: 4_800 },
-          { at: 15_800, kind: 'delete', keys: [2] },
-          { at: 16_300, kind: 'kill', holder: 1, downMs: 1_600 },
-        ],
-        [{ skewMs: 0 }, { skewMs: 0 }, { skewMs: 0 }, { skewMs: 0 }],
-      ),
-      { trace: true },
+    const leak = schedule(
+      [
+        { at: 12_800, kind: 'pause', holder: 0, ms: 4_800 },
+        { at: 15_800, kind: 'delete', keys: [2] },
+        { at: 16_300, kind: 'kill', holder: 1, downMs: 1_600 },
+      ],
+      [{ skewMs: 0 }, { skewMs: 0 }, { skewMs: 0 }, { skewMs: 0 }],
     );
+    const result = await runSchedule(leak, { trace: true });
     if (result.violation !== undefined) throw new Error(explain(result));
+    // Before the fix the cursor stayed spent and the killed holder's ID was handed out never again.
+    const before = await runSchedule(leak, { bug: 'cursor-kept' });
+    expect(before.violation?.kind).toBe('liveness');
+  });
+
+  // Found by the simulator (seed 577 of a 60 s search from seed 1, shrunk): the meta and the expiry set deleted
+  // together after a holder whose clock ran 146 ms ahead had claimed and given back every never-used ID (the clock
+  // check refused each one). Without the meta, the mirror that counts the set's members was gone too, so the new
+  // marker kept the spent cursor, and IDs 1 to 3 were in neither the cursor's range nor the set: the second holder
+  // found the namespace exhausted for ever. A new marker without the meta's mirror now starts the cursor again.
+  it('deleting the meta with the expiry set leaks no ID: the cursor starts again', async () => {
+    const leak: Schedule = {
+      seed: 1,
+      holders: [{ skewMs: 0 }, { skewMs: 0 }],
+      faultWindowMs: 30_000,
+      faults: [
+        { at: 0, kind: 'wall-step', holder: 0, byMs: 146 },
+        { at: 12_341, kind: 'delete', keys: [0, 2] },
+      ],
+    };
+    const result = await runSchedule(leak, { trace: true });
+    if (result.violation !== undefined) throw new Error(explain(result));
+    const before = await runSchedule(leak, { bug: 'cursor-kept-without-meta' });
+    expect(before.violation?.kind).toBe('liveness');
+  });
+
+  // Not a hole but the cost of the floor rule, which the liveness check must allow for: a clock stepped 25 s ahead
+  // leaves its ID a floor 25 s in the future, and a process that needs that ID (every other one held) waits it out.
+  it('a clock stepped ahead by S keeps its ID from others for up to S, within the liveness bound that counts it', async () => {
+    const ahead: Schedule = {
+      seed: 1,
+      holders: [{ skewMs: 0 }, { skewMs: 0 }, { skewMs: 0 }, { skewMs: 0 }],
+      faultWindowMs: 30_000,
+      sentinels: true,
+      faults: [
+        { at: 0, kind: 'deploy', offsets: [161, 1, 1, 0], downs: [1, 0, 1, 0] },
+        { at: 0, kind: 'wall-step', holder: 1, byMs: 25_056 },
+        { at: 1, kind: 'migrate', ms: 2_881, tryAgainPct: 51 },
+        { at: 11, kind: 'rate', holder: 1, clock: 'wall', ppm: 2000 },
+        { at: 19_001, kind: 'lossy', holder: 1, ms: 1_073, delayMs: 2_329, dropPct: 22, dupPct: 24 },
+        { at: 19_951, kind: 'suspend', holder: 3, ms: 19_989 },
+        { at: 20_146, kind: 'lossy', holder: 1, ms: 4_761, delayMs: 1_972, dropPct: 9, dupPct: 26 },
+      ],
+    };
+    expect(livenessBoundMs(ahead)).toBe(LIVENESS_BOUND_MS + 25_056);
+    const result = await runSchedule(ahead, { trace: true });
+    if (result.violation !== undefined) throw new Error(explain(result));
+    expect(result.worstRecoveryMs).toBeGreaterThan(LIVENESS_BOUND_MS);
   });
 });

@@ -15,6 +15,9 @@
  * policies are not: eviction is modelled as the deletion of keys, which the simulator chooses.
  */
 import fengari from 'fengari';
+import fengariDo from 'fengari/src/ldo.js';
+import fengariObject from 'fengari/src/lobject.js';
+import fengariState from 'fengari/src/lstate.js';
 
 const { lua, lauxlib, lualib, to_luastring, to_jsstring } = fengari as unknown as FengariModule;
 
@@ -101,14 +104,15 @@ function copyValue(value: Value): Value {
 
 export class RedisModel {
   private data = new Map<string, Value>();
+  /** When each key was last read or written, in commands run (for eviction in LRU order). */
+  private readonly usedAt = new Map<string, number>();
   runId: string;
   replId: string;
   /** Server clock minus the simulation's true time (ms); the server's `TIME` is `trueNow() + clockOffsetMs`. */
   clockOffsetMs = 0;
   /** Microseconds within the millisecond that `TIME` reports (Redis reports real microseconds; 0 keeps it exact). */
   private readonly random: () => number;
-  private readonly L: LuaState;
-  private readonly compiled = new Map<string, number>();
+  private readonly vm: ScriptVm;
   /** Scripts run, by name, and commands they called. */
   readonly counts = { scripts: 0, commands: 0 };
 
@@ -119,7 +123,7 @@ export class RedisModel {
     this.random = mulberry32(seed);
     this.runId = randomHex(this.random);
     this.replId = randomHex(this.random);
-    this.L = this.newVm();
+    this.vm = sharedVm ??= new ScriptVm();
   }
 
   /** The server's time in ms (`TIME`, rounded down to the millisecond as the scripts round it). */
@@ -149,6 +153,28 @@ export class RedisModel {
 
   flushAll(): void {
     this.data.clear();
+  }
+
+  /**
+   * The slot of the namespace has moved to another node (Redis Cluster, `MIGRATE` of every key): the same data, now
+   * served by another process, with its own `run_id` and replication ID.
+   */
+  moveToAnotherNode(): void {
+    this.runId = randomHex(this.random);
+    this.replId = randomHex(this.random);
+  }
+
+  /**
+   * `maxmemory-policy allkeys-lru` under memory pressure: evicts up to `count` keys, those used longest ago first.
+   * Redis samples (5 keys by default) rather than ordering exactly, so it may evict any key; the exact order is one of
+   * the outcomes it can produce, and the simulator's `delete` fault covers any other subset.
+   */
+  evictLeastRecentlyUsed(count: number): string[] {
+    const victims = [...this.data.keys()]
+      .sort((a, b) => (this.usedAt.get(a) ?? 0) - (this.usedAt.get(b) ?? 0) || cmp(a, b))
+      .slice(0, count);
+    this.deleteKeys(victims);
+    return victims;
   }
 
   deleteKeys(keys: readonly string[]): number {
@@ -182,33 +208,8 @@ export class RedisModel {
 
   /** `EVAL script keys args`: runs atomically, returns the reply as ioredis would, or throws a {@link RedisError}. */
   eval(script: string, keys: readonly string[], args: readonly (string | number)[]): Reply {
-    const L = this.L;
     this.counts.scripts++;
-    let ref = this.compiled.get(script);
-    if (ref === undefined) {
-      if (lauxlib.luaL_loadstring(L, to_luastring(script)) !== lua.LUA_OK) {
-        const error = to_jsstring(lua.lua_tostring(L, -1));
-        lua.lua_pop(L, 1);
-        throw new RedisError(`ERR Error compiling script: ${error}`);
-      }
-      ref = lauxlib.luaL_ref(L, lua.LUA_REGISTRYINDEX);
-      this.compiled.set(script, ref);
-    }
-    this.setArray('KEYS', keys.map(String));
-    this.setArray(
-      'ARGV',
-      args.map((arg) => (typeof arg === 'number' ? luaNumberString(arg) : arg)),
-    );
-    lua.lua_rawgeti(L, lua.LUA_REGISTRYINDEX, ref);
-    if (lua.lua_pcall(L, 0, 1, 0) !== lua.LUA_OK) {
-      const error = lua.lua_isstring(L, -1) ? to_jsstring(lua.lua_tostring(L, -1)) : 'error';
-      lua.lua_pop(L, 1);
-      throw new RedisError(`ERR Error running script: ${error}`);
-    }
-    const reply = this.fromLua(-1);
-    lua.lua_pop(L, 1);
-    if (reply instanceof RedisError) throw reply;
-    return reply;
+    return this.vm.run(this, script, keys, args);
   }
 
   /** One command, as `redis.call` runs it (and as the trace test sends it to both servers). */
@@ -216,6 +217,7 @@ export class RedisModel {
     this.counts.commands++;
     const name = args[0].toUpperCase();
     const key = args[1];
+    if (key !== undefined && name !== 'INFO') this.usedAt.set(key, this.counts.commands);
     switch (name) {
       case 'TIME': {
         const micros = Math.floor((this.trueNow() + this.clockOffsetMs) * 1000);
@@ -354,8 +356,58 @@ export class RedisModel {
     this.data.set(key, { type: 'zset', value });
     return value;
   }
+}
 
-  // ---- the Lua VM ------------------------------------------------------------------------------------------------
+// ---- the Lua VM ----------------------------------------------------------------------------------------------------
+
+/**
+ * One Lua state for every model in this process: the scripts are compiled once and kept by reference, and a script
+ * runs against the model that called it (`redis.call` goes to {@link ScriptVm.model}). Sharing is safe because a
+ * script runs to its end synchronously and Redis scripts keep no globals of their own (KEYS and ARGV are set anew on
+ * every run). Building a state and compiling the four scripts cost more than a whole schedule's other work.
+ */
+class ScriptVm {
+  private readonly L: LuaState;
+  private readonly compiled = new Map<string, number>();
+  private model: RedisModel | undefined;
+
+  constructor() {
+    if (stock === undefined) tuneFengari();
+    this.L = this.newVm();
+  }
+
+  run(model: RedisModel, script: string, keys: readonly string[], args: readonly (string | number)[]): Reply {
+    const L = this.L;
+    let ref = this.compiled.get(script);
+    if (ref === undefined) {
+      if (lauxlib.luaL_loadstring(L, to_luastring(script)) !== lua.LUA_OK) {
+        const error = jsString(lua.lua_tostring(L, -1));
+        lua.lua_pop(L, 1);
+        throw new RedisError(`ERR Error compiling script: ${error}`);
+      }
+      ref = lauxlib.luaL_ref(L, lua.LUA_REGISTRYINDEX);
+      this.compiled.set(script, ref);
+    }
+    this.setArray(KEYS_NAME, keys);
+    this.setArray(ARGV_NAME, args);
+    lua.lua_rawgeti(L, lua.LUA_REGISTRYINDEX, ref);
+    this.model = model;
+    let status: number;
+    try {
+      status = lua.lua_pcall(L, 0, 1, 0);
+    } finally {
+      this.model = undefined;
+    }
+    if (status !== lua.LUA_OK) {
+      const error = lua.lua_isstring(L, -1) ? jsString(lua.lua_tostring(L, -1)) : 'error';
+      lua.lua_pop(L, 1);
+      throw new RedisError(`ERR Error running script: ${error}`);
+    }
+    const reply = this.fromLua(-1);
+    lua.lua_pop(L, 1);
+    if (reply instanceof RedisError) throw reply;
+    return reply;
+  }
 
   private newVm(): LuaState {
     const L = lauxlib.luaL_newstate();
@@ -381,7 +433,7 @@ export class RedisModel {
     const tostringRef = lauxlib.luaL_ref(L, lua.LUA_REGISTRYINDEX);
     lua.lua_pushjsfunction(L, (state: LuaState) => {
       if (lua.lua_type(state, 1) === lua.LUA_TNUMBER) {
-        lua.lua_pushstring(state, to_luastring(luaNumberString(lua.lua_tonumber(state, 1))));
+        lua.lua_pushstring(state, luaString(luaNumberString(lua.lua_tonumber(state, 1))));
         return 1;
       }
       lua.lua_rawgeti(state, lua.LUA_REGISTRYINDEX, tostringRef);
@@ -404,12 +456,12 @@ export class RedisModel {
     for (let i = 1; i <= n; i++) {
       const type = lua.lua_type(L, i);
       if (type === lua.LUA_TNUMBER) args.push(luaNumberString(lua.lua_tonumber(L, i)));
-      else if (type === lua.LUA_TSTRING) args.push(to_jsstring(lua.lua_tostring(L, i)));
+      else if (type === lua.LUA_TSTRING) args.push(jsString(lua.lua_tostring(L, i)));
       else return lauxlib.luaL_error(L, to_luastring('Lua redis() command arguments must be strings or integers'));
     }
     let reply: Reply;
     try {
-      reply = this.command(args);
+      reply = this.model!.command(args);
     } catch (error) {
       return lauxlib.luaL_error(L, to_luastring(error instanceof Error ? error.message : String(error)));
     }
@@ -420,17 +472,17 @@ export class RedisModel {
   private toLua(L: LuaState, reply: Reply): void {
     if (reply === null) lua.lua_pushboolean(L, false);
     else if (typeof reply === 'number') lua.lua_pushnumber(L, reply);
-    else if (typeof reply === 'string') lua.lua_pushstring(L, to_luastring(reply));
+    else if (typeof reply === 'string') lua.lua_pushstring(L, luaString(reply));
     else if (Array.isArray(reply)) {
       lua.lua_createtable(L, reply.length, 0);
-      reply.forEach((item, i) => {
-        this.toLua(L, item);
+      for (let i = 0; i < reply.length; i++) {
+        this.toLua(L, reply[i]);
         lua.lua_rawseti(L, -2, i + 1);
-      });
+      }
     } else {
       lua.lua_createtable(L, 0, 1);
-      lua.lua_pushstring(L, to_luastring(reply.status));
-      lua.lua_setfield(L, -2, to_luastring('ok'));
+      lua.lua_pushstring(L, luaString(reply.status));
+      lua.lua_setfield(L, -2, OK_NAME);
     }
   }
 
@@ -439,20 +491,20 @@ export class RedisModel {
     const L = this.L;
     const type = lua.lua_type(L, index);
     if (type === lua.LUA_TNUMBER) return Math.trunc(lua.lua_tonumber(L, index));
-    if (type === lua.LUA_TSTRING) return to_jsstring(lua.lua_tostring(L, index));
+    if (type === lua.LUA_TSTRING) return jsString(lua.lua_tostring(L, index));
     if (type === lua.LUA_TBOOLEAN) return lua.lua_toboolean(L, index) ? 1 : null;
     if (type !== lua.LUA_TTABLE) return null;
     const at = lua.lua_absindex(L, index);
-    lua.lua_getfield(L, at, to_luastring('err'));
+    lua.lua_getfield(L, at, ERR_NAME);
     if (lua.lua_type(L, -1) === lua.LUA_TSTRING) {
-      const error = new RedisError(to_jsstring(lua.lua_tostring(L, -1)));
+      const error = new RedisError(jsString(lua.lua_tostring(L, -1)));
       lua.lua_pop(L, 1);
       return error;
     }
     lua.lua_pop(L, 1);
-    lua.lua_getfield(L, at, to_luastring('ok'));
+    lua.lua_getfield(L, at, OK_NAME);
     if (lua.lua_type(L, -1) === lua.LUA_TSTRING) {
-      const status = to_jsstring(lua.lua_tostring(L, -1));
+      const status = jsString(lua.lua_tostring(L, -1));
       lua.lua_pop(L, 1);
       return { status };
     }
@@ -472,14 +524,122 @@ export class RedisModel {
     return out;
   }
 
-  private setArray(name: string, values: readonly string[]): void {
+  private setArray(name: Uint8Array, values: readonly (string | number)[]): void {
     const L = this.L;
     lua.lua_createtable(L, values.length, 0);
-    values.forEach((value, i) => {
-      lua.lua_pushstring(L, to_luastring(value));
+    for (let i = 0; i < values.length; i++) {
+      const value = values[i];
+      lua.lua_pushstring(L, luaString(typeof value === 'number' ? luaNumberString(value) : value));
       lua.lua_rawseti(L, -2, i + 1);
-    });
-    lua.lua_setglobal(L, to_luastring(name));
+    }
+    lua.lua_setglobal(L, name);
+  }
+}
+
+let sharedVm: ScriptVm | undefined;
+
+/**
+ * Two of fengari's stack routines, made to work as C Lua's do, for speed (together they were a third of a script's
+ * time):
+ * - fengari allocates a call frame for every call and drops it on return; C Lua keeps the frame below for the next
+ *   call at that depth. Here each frame keeps the one it last called (`spare`) and the next call at that depth reuses
+ *   it; luaD_precall sets every field a frame is read by, as in C.
+ * - fengari shrinks the stack with `delete`, which turns V8's array into a slow sparse one; here a freed slot is set
+ *   to `undefined`, which reads the same (every push stores a new value object).
+ * Only calls through the modules' exports see these (the VM loop's and luaD_precall's). Scripts run with them in the
+ * model-equivalence test against a real redis-server, and the Lua state is only ever used from one thread.
+ */
+export function tuneFengari(on = true): void {
+  const ldo = fengariDo as unknown as FengariInternals['ldo'];
+  const state = fengariState as unknown as FengariInternals['lstate'];
+  const { TValue } = fengariObject as unknown as FengariInternals['lobject'];
+  stock ??= { extendCI: state.luaE_extendCI, adjustTop: ldo.adjust_top };
+  if (!on) {
+    state.luaE_extendCI = stock.extendCI;
+    ldo.adjust_top = stock.adjustTop;
+    return;
+  }
+  state.luaE_extendCI = (L) => {
+    const caller = L.ci;
+    let ci = caller.spare;
+    if (ci === undefined) {
+      ci = new state.CallInfo();
+      caller.spare = ci;
+    }
+    caller.next = ci;
+    ci.previous = caller;
+    ci.next = null;
+    L.ci = ci;
+    return ci;
+  };
+  ldo.adjust_top = (L, newtop) => {
+    const stack = L.stack;
+    let top = L.top;
+    while (top < newtop) stack[top++] = new TValue(0, null);
+    while (top > newtop) stack[--top] = undefined;
+    L.top = top;
+  };
+}
+
+/** Fengari's own routines, to put back (`tuneFengari(false)`, for the test that compares both). */
+let stock:
+  | { extendCI: FengariInternals['lstate']['luaE_extendCI']; adjustTop: FengariInternals['ldo']['adjust_top'] }
+  | undefined;
+
+interface FengariCallInfo {
+  previous: FengariCallInfo | null;
+  next: FengariCallInfo | null;
+  spare?: FengariCallInfo;
+}
+interface FengariStackState {
+  ci: FengariCallInfo;
+  stack: unknown[];
+  top: number;
+}
+interface FengariInternals {
+  lstate: { CallInfo: new () => FengariCallInfo; luaE_extendCI: (L: FengariStackState) => FengariCallInfo };
+  ldo: { adjust_top: (L: FengariStackState, newtop: number) => void };
+  lobject: { TValue: new (type: number, value: unknown) => unknown };
+}
+
+const KEYS_NAME = to_luastring('KEYS');
+const ARGV_NAME = to_luastring('ARGV');
+const OK_NAME = to_luastring('ok');
+const ERR_NAME = to_luastring('err');
+
+/**
+ * JavaScript strings to Lua strings, kept: the same keys, tokens and numbers cross into Lua thousands of times per
+ * schedule, and fengari's encoder builds an array per call. Fengari keeps (never changes) the bytes it is handed.
+ */
+const luaStrings = new Map<string, Uint8Array>();
+function luaString(text: string): Uint8Array {
+  let bytes = luaStrings.get(text);
+  if (bytes === undefined) {
+    if (luaStrings.size >= 50_000) luaStrings.clear();
+    bytes = to_luastring(text);
+    luaStrings.set(text, bytes);
+  }
+  return bytes;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** Lua strings to JavaScript: ASCII (all the scripts' keys and values) in one call, anything else as UTF-8. */
+function jsString(bytes: Uint8Array): string {
+  if (bytes.length <= 256) {
+    let ascii = true;
+    for (let i = 0; i < bytes.length; i++) {
+      if (bytes[i] >= 0x80) {
+        ascii = false;
+        break;
+      }
+    }
+    if (ascii) return String.fromCharCode.apply(null, bytes as unknown as number[]);
+  }
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    return to_jsstring(bytes);
   }
 }
 

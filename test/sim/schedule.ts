@@ -12,6 +12,29 @@ const KEY_COUNT = 3 + ID_COUNT;
 const holder = fc.nat(3);
 const at = fc.integer({ min: 0, max: FAULT_WINDOW_MS - 1 });
 const shortMs = fc.integer({ min: 50, max: 6000 });
+/**
+ * How long a holder may go on using the old primary after a failover. Without Sentinels to confirm the master the
+ * lease is safe while that is shorter than the settling less a TTL and a renewal; with them, for any time (the
+ * confirmation fails once a majority names the promoted one, and the holder fences).
+ */
+export const MAX_STALE_VIEW_MS = 6000;
+const MAX_STALE_VIEW_WITH_SENTINELS_MS = 25_000;
+
+/** A failover: the replica's lag, who keeps the old primary and how long, when each Sentinel names the new one. */
+function failoverArb(maxStaleMs: number): fc.Arbitrary<Fault> {
+  return fc.record({
+    at,
+    kind: fc.constant('failover' as const),
+    lagMs: fc.integer({ min: 0, max: 3000 }),
+    stale: fc.uniqueArray(holder, { maxLength: 3 }),
+    staleMs: fc.integer({ min: 0, max: maxStaleMs }),
+    // Hello messages spread a failover within about 2 s; a Sentinel cut off from the others learns it later.
+    sentinelDelays: fc.array(fc.oneof(fc.integer({ min: 0, max: 3000 }), fc.integer({ min: 0, max: 20_000 })), {
+      minLength: 3,
+      maxLength: 3,
+    }),
+  });
+}
 
 /** The kind each entry of {@link faultArbs} generates, in order. */
 export const FAULT_KINDS: Fault['kind'][] = [
@@ -27,6 +50,9 @@ export const FAULT_KINDS: Fault['kind'][] = [
   'flushall',
   'delete',
   'deploy',
+  'evict',
+  'failover',
+  'migrate',
   'rollback',
 ];
 
@@ -82,6 +108,14 @@ const faultArbs: fc.Arbitrary<Fault>[] = [
     offsets: fc.array(fc.integer({ min: 0, max: 400 }), { minLength: 4, maxLength: 4 }),
     downs: fc.array(fc.integer({ min: 0, max: 400 }), { minLength: 4, maxLength: 4 }),
   }),
+  fc.record({ at, kind: fc.constant('evict' as const), count: fc.integer({ min: 1, max: KEY_COUNT }) }),
+  failoverArb(MAX_STALE_VIEW_MS),
+  fc.record({
+    at,
+    kind: fc.constant('migrate' as const),
+    ms: fc.integer({ min: 50, max: 5000 }),
+    tryAgainPct: fc.integer({ min: 0, max: 80 }),
+  }),
 ];
 
 /**
@@ -99,21 +133,35 @@ export interface FaultMix {
   kinds?: readonly Fault['kind'][];
   maxFaults?: number;
   minHolders?: number;
+  /** Whether the schedules run behind Sentinels (default: either, drawn per schedule). */
+  sentinels?: boolean;
 }
 
 export function scheduleArbitrary(options: { rollbacks?: boolean; mix?: FaultMix } = {}): fc.Arbitrary<Schedule> {
   const allowed = (options.mix?.kinds ?? FAULT_KINDS).filter((kind) => kind !== 'rollback' || options.rollbacks);
-  const arbs = FAULT_KINDS.map((kind, i) => (kind === 'rollback' ? rollbackArb : faultArbs[i]));
-  const fault = fc.oneof(...arbs.filter((_, i) => allowed.includes(FAULT_KINDS[i])));
-  return fc.record({
-    seed: fc.integer({ min: 1, max: 0x7fffffff }),
-    holders: fc.array(fc.record({ skewMs: fc.integer({ min: -100, max: 100 }) }), {
-      minLength: options.mix?.minHolders ?? 2,
-      maxLength: 4,
-    }),
-    faults: fc.array(fault, { maxLength: options.mix?.maxFaults ?? 12 }),
-    faultWindowMs: fc.constant(FAULT_WINDOW_MS),
-  });
+  const faultsFor = (sentinels: boolean) => {
+    const arbs = FAULT_KINDS.map((kind, i) =>
+      kind === 'rollback'
+        ? rollbackArb
+        : kind === 'failover' && sentinels
+          ? failoverArb(MAX_STALE_VIEW_WITH_SENTINELS_MS)
+          : faultArbs[i],
+    );
+    const fault = fc.oneof(...arbs.filter((_, i) => allowed.includes(FAULT_KINDS[i])));
+    return fc.array(fault, { maxLength: options.mix?.maxFaults ?? 12 });
+  };
+  const sentinels = options.mix?.sentinels === undefined ? fc.boolean() : fc.constant(options.mix.sentinels);
+  return fc
+    .record({
+      seed: fc.integer({ min: 1, max: 0x7fffffff }),
+      holders: fc.array(fc.record({ skewMs: fc.integer({ min: -100, max: 100 }) }), {
+        minLength: options.mix?.minHolders ?? 2,
+        maxLength: 4,
+      }),
+      faultWindowMs: fc.constant(FAULT_WINDOW_MS),
+      withSentinels: sentinels.chain((on) => fc.record({ sentinels: fc.constant(on), faults: faultsFor(on) })),
+    })
+    .map(({ withSentinels, ...rest }) => ({ ...rest, ...withSentinels }));
 }
 
 export interface Found {
@@ -130,6 +178,9 @@ export interface SearchReport {
   wallMs: number;
   simulatedMs: number;
   ids: number;
+  scripts: number;
+  /** Permits a planted fence bug granted past the fence. */
+  pastFence: number;
   faultsByKind: Record<string, number>;
   worstRecoveryMs: number;
   found: Found | undefined;
@@ -159,6 +210,8 @@ export async function search(options: SearchOptions): Promise<SearchReport> {
     wallMs: 0,
     simulatedMs: 0,
     ids: 0,
+    scripts: 0,
+    pastFence: 0,
     faultsByKind: {},
     worstRecoveryMs: 0,
     found: undefined,
@@ -178,6 +231,8 @@ export async function search(options: SearchOptions): Promise<SearchReport> {
           report.schedules++;
           report.simulatedMs += result.simulatedMs;
           report.ids += result.ids;
+          report.scripts += result.scripts;
+          report.pastFence += result.pastFence;
           report.worstRecoveryMs = Math.max(report.worstRecoveryMs, result.worstRecoveryMs);
           for (const [kind, n] of Object.entries(result.faultsByKind)) {
             report.faultsByKind[kind] = (report.faultsByKind[kind] ?? 0) + n;
@@ -212,13 +267,14 @@ export function describeReport(report: SearchReport): string {
   const seconds = report.wallMs / 1000;
   const lines = [
     `schedules run: ${report.schedules} in ${seconds.toFixed(1)} s (${(report.schedules / seconds).toFixed(2)} per second)`,
-    `simulated time: ${(report.simulatedMs / 3_600_000).toFixed(2)} h; IDs issued and checked: ${report.ids}`,
+    `simulated time: ${(report.simulatedMs / 3_600_000).toFixed(2)} h; IDs issued and checked: ${report.ids}; scripts run: ${report.scripts}`,
     `faults by kind: ${Object.entries(report.faultsByKind)
       .sort(([a], [b]) => (a < b ? -1 : 1))
       .map(([kind, n]) => `${kind} ${n}`)
       .join(', ')}`,
     `slowest recovery after the faults stopped: ${report.worstRecoveryMs} ms`,
   ];
+  if (report.pastFence > 0) lines.push(`permits granted past the fence (planted bug): ${report.pastFence}`);
   const found = report.found;
   if (found !== undefined) {
     lines.push(

@@ -12,6 +12,7 @@ import {
   type ServerStamp,
 } from '../../lib/lease/lease.protocol.js';
 import type { LeaseSettings } from '../../lib/lease/lease.settings.js';
+import type { SentinelConfirm } from '../../lib/lease/sentinel.confirm.js';
 import type { Reply } from './redis-model.js';
 
 export type ScriptName = 'claim' | 'renew' | 'release' | 'note';
@@ -45,6 +46,8 @@ export class SimBackend implements LeaseBackend {
     private readonly processName: string,
     private readonly pid: number,
     private readonly tamper: ReplyTamper = {},
+    /** With Sentinels: the real confirmation over simulated Sentinels, and how the connection finds the master again. */
+    private readonly sentinel?: { confirm: SentinelConfirm; reconnect: () => void },
   ) {
     this.protocol = new LeaseProtocol(keys, settings);
   }
@@ -75,8 +78,13 @@ export class SimBackend implements LeaseBackend {
     return this.stamped(LeaseProtocol.decodeNote(await this.call('note', id, args)));
   }
 
-  confirm(): Promise<string | undefined> {
-    return Promise.resolve(undefined);
+  /** As RedisLeaseBackend's: the master confirmed by a majority of the Sentinels, else why not (and reconnect). */
+  async confirm(reply: ServerStamp, what: string): Promise<string | undefined> {
+    if (this.sentinel === undefined) return undefined;
+    const verdict = await this.sentinel.confirm.confirm(reply.runId);
+    if (verdict.kind === 'confirmed') return undefined;
+    if (verdict.kind === 'replaced' || verdict.elsewhere) this.sentinel.reconnect();
+    return `the ${what} is not confirmed by the Sentinels (${verdict.kind})`;
   }
 
   recordKey(id: number): string {

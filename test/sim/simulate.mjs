@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npm run simulate -- --seconds 60 [--seed N] [--schedules N] [--rollbacks] [--without kind,kind]`: the lease simulator's search on a
-// time budget, run by jest (the simulator drives the real lease on jest's fake timers). Exits 1 on a violation,
-// after printing the seed, the shrunk schedule and its timeline.
+// time budget, run by jest (which compiles the TypeScript; the simulator drives the real lease on its own simulated
+// timers). Exits 1 on a violation, after printing the seed, the shrunk schedule and its timeline.
 import { spawnSync } from 'node:child_process';
 
 const args = process.argv.slice(2);

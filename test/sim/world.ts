@@ -1,7 +1,7 @@
 /**
  * The lease simulator's world: N simulated processes, each running the real lease (RedisWorkerSource with its claim
  * loop, renewal timer, give-back and permit), WorkerBinding, SnowflakeGenerator and IdService, with clocks of its own
- * (wall and monotonic), a network of its own to a Redis model that runs the project's Lua scripts, all on jest's fake
+ * (wall and monotonic), a network of its own to a Redis model that runs the project's Lua scripts, all on simulated
  * time. A schedule of faults (a plain value, so fast-check can generate and shrink it) is played against it, and
  * every issued ID is checked as it comes out.
  *
@@ -10,16 +10,22 @@
  * - order per worker ID across processes: every ID issued under a worker ID is above every ID issued under it
  *   before, by anyone (the floor, ceiling, fence and settling rules together promise this; a duplicate is the
  *   worst case of breaking it, an ID below an earlier one is the warning that a duplicate was possible).
- * Checked at the end: liveness, every process issued again within {@link LIVENESS_BOUND_MS} of the faults stopping.
+ * Checked at the end: liveness, every process issued again within {@link livenessBoundMs} of the faults stopping.
  *
- * What it does not model: replicas, promotion with lag as a replication stream (a failover is a restart from an
- * older snapshot with a new run_id and replication ID), Sentinel views (confirm() always agrees), WAIT, Redis Cluster,
- * eviction policies (keys are deleted by the schedule instead), a Redis server clock that steps, timers that run on a
+ * Redis faults modelled: restart (empty or from a snapshot), FLUSHALL, deletion of any keys, eviction in LRU order,
+ * a rollback in the same process, promotion of a lagging replica (the writes of the lag lost after their scripts
+ * answered) with some holders told the old primary for a while (a split brain), and a Redis Cluster slot migration as
+ * the client sees it (TRYAGAIN while keys are split, resent by the client, then another node's run_id). With
+ * `sentinels`, the lease's own SentinelConfirm confirms every claim and renewal against three simulated Sentinels
+ * whose views of the master lag; without, a split brain is kept below the settling by the schedule generator.
+ *
+ * What it does not model: replication as a stream (the replica is the primary's snapshot of `lagMs` before), WAIT,
+ * MOVED/ASK redirections (transparent to the lease: ioredis follows them; only their latency and TRYAGAIN reach it),
+ * Redis's sampled LRU (eviction takes keys in exact LRU order), a Redis server clock that steps, timers that run on a
  * process's own (skewed) monotonic clock (timers fire on the simulation's true time; the clocks the code reads are
  * the skewed ones), and the event loop of a paused process (its timers still fire during the pause; its round trips
  * and its ID requests wait until it resumes).
  */
-import { jest } from '@jest/globals';
 import type { Clock } from '../../lib/core/clock.js';
 import { WorkerUnavailableError } from '../../lib/core/errors.js';
 import { SnowflakeGenerator } from '../../lib/core/generator.js';
@@ -29,12 +35,15 @@ import { SETTLE_AFTER_LOSS_MS } from '../../lib/lease/lease.contract.js';
 import { leaseKeys } from '../../lib/lease/lease.keys.js';
 import { CLAIM_SCRIPT, NOTE_SCRIPT, RELEASE_SCRIPT, RENEW_SCRIPT } from '../../lib/lease/lease.scripts.js';
 import { resolveLeaseSettings, type LeaseSettings } from '../../lib/lease/lease.settings.js';
+import type { RedisClientLike } from '../../lib/lease/lease.options.js';
 import { RedisWorkerSource } from '../../lib/lease/redis-worker.source.js';
+import { SentinelConfirm } from '../../lib/lease/sentinel.confirm.js';
 import { IdService } from '../../lib/module/id.service.js';
 import { WorkerBinding } from '../../lib/worker/worker-binding.js';
 import type { WorkerAssignment, WorkerIdSource, WorkerSourceContext } from '../../lib/worker/worker-source.js';
 import { mulberry32, RedisModel, type Reply, type Snapshot } from './redis-model.js';
 import { SimBackend, type ReplyTamper, type ScriptName, type SimLink } from './sim-backend.js';
+import { SimTime } from './sim-time.js';
 
 export const TTL_MS = 3000;
 export const ID_COUNT = 4;
@@ -51,6 +60,25 @@ const LAYOUT = resolveLayout({ workerBits: 2 }, START);
  * floor wait (maxFloorWaitMs, 2 s), a renewal and a claim that time out (2 × 2 s), and a TTL to spare.
  */
 export const LIVENESS_BOUND_MS = SETTLE_AFTER_LOSS_MS + 2 * TTL_MS + 2000 + 2 * 2000;
+
+/**
+ * The liveness bound of a schedule: {@link LIVENESS_BOUND_MS}, plus the furthest any wall clock was stepped ahead. A
+ * process whose clock ran S ahead issued timestamps up to S in the future, and the ID it held then keeps a floor that
+ * far ahead: its next holder may wait up to S for it (the floor rule), and with every other ID held, so may a process
+ * that needs one.
+ */
+export function livenessBoundMs(schedule: Schedule): number {
+  let ahead = 0;
+  const offsets = new Map<number, number>();
+  for (const fault of [...schedule.faults].sort((a, b) => a.at - b.at)) {
+    if (fault.kind !== 'wall-step') continue;
+    const slot = fault.holder % schedule.holders.length;
+    const offset = (offsets.get(slot) ?? 0) + fault.byMs;
+    offsets.set(slot, offset);
+    ahead = Math.max(ahead, offset);
+  }
+  return LIVENESS_BOUND_MS + ahead;
+}
 
 export type Fault =
   /** kill -9; the process starts again (a new process, no memory of the old one) `downMs` later. */
@@ -77,7 +105,26 @@ export type Fault =
   /** Deletes (or evicts) these keys: 0 meta, 1 cursor, 2 expiry, 3.. records. */
   | { at: number; kind: 'delete'; keys: number[] }
   /** Older data comes back in the same Redis process (run_id and replication ID unchanged). */
-  | { at: number; kind: 'rollback'; agoMs: number };
+  | { at: number; kind: 'rollback'; agoMs: number }
+  /**
+   * `maxmemory-policy allkeys-lru` under memory pressure: up to `count` of the namespace's keys are evicted, those
+   * used longest ago first.
+   */
+  | { at: number; kind: 'evict'; count: number }
+  /**
+   * Sentinel promotes the replica, which lags `lagMs` behind the primary: the writes of the last `lagMs` (scripts that
+   * already answered) are lost, and the promoted process has its own run_id and replication ID. The holders in
+   * `stale` were told the old primary (a Sentinel view that lags, a connection that stays up) and keep using it
+   * for `staleMs` (with Sentinels: until a confirmation tells them otherwise), while the others use the promoted one
+   * at once. Sentinel i names the promoted one `sentinelDelays[i]` after the promotion (default at once).
+   */
+  | { at: number; kind: 'failover'; lagMs: number; stale: number[]; staleMs: number; sentinelDelays?: number[] }
+  /**
+   * Redis Cluster moves the namespace's slot to another node over `ms`: while keys are split between the nodes, a
+   * script answers TRYAGAIN (`tryAgainPct` of them; ioredis sends it again after 100 ms, up to 16 times); when the
+   * last key has moved, the same data is served by another process (another run_id).
+   */
+  | { at: number; kind: 'migrate'; ms: number; tryAgainPct: number };
 
 export interface HolderSpec {
   /** Constant wall-clock offset from the true time, ms. */
@@ -95,10 +142,33 @@ export interface Schedule {
   faults: Fault[];
   /** Faults happen within [0, faultWindowMs); after it everything heals, and the liveness clock starts. */
   faultWindowMs: number;
+  /**
+   * Redis behind three Sentinels: every claim and renewal is confirmed by the lease's own SentinelConfirm against
+   * simulated Sentinels, whose views of the master lag (`sentinelDelays` of a failover; a new run_id at the same
+   * address is learnt within 10 s, as from INFO), and a connection told it is on the wrong master reconnects.
+   */
+  sentinels?: boolean;
 }
 
 /** Bugs planted through test-only seams, to show the checks catch them. */
-export type PlantedBug = 'floor' | 'fence' | 'settling' | 'recovery-proof' | 'clock-check';
+export type PlantedBug =
+  'floor' | 'fence' | 'fence-and-ceiling' | 'settling' | 'recovery-proof' | 'clock-check' | PreFixBehaviour;
+
+/**
+ * The scripts as they behaved before the fix of each known hole, re-created as patches of today's scripts (the
+ * library around them changed too much since for `git checkout <commit> -- lib` to run in the simulator):
+ * - `settle-one-ttl`: a new marker settles for the TTL of whoever created it (before 2f55e85: a canary with a
+ *   shorter TTL shortened the settling);
+ * - `missing-record-resettles`: a claim that meets a free ID without its record starts a new marker and settles
+ *   again (before 2f55e85: deleting records again and again kept the namespace settling);
+ * - `no-rollback-check`: a renewal does not compare the record's revision, nor tell a live lease handed out again
+ *   (before 2f55e85: a rollback in the same process went unseen);
+ * - `cursor-kept`: a lost expiry set leaves the cursor where it was (before a65b0a9, found by the simulator);
+ * - `cursor-kept-without-meta`: a lost expiry set leaves the cursor where it was when the meta, whose mirror counts
+ *   the set's members, was lost with it (found by the simulator after a65b0a9, fixed since).
+ */
+export type PreFixBehaviour =
+  'settle-one-ttl' | 'missing-record-resettles' | 'no-rollback-check' | 'cursor-kept' | 'cursor-kept-without-meta';
 
 export interface Violation {
   kind: 'duplicate' | 'order' | 'liveness' | 'crash';
@@ -110,6 +180,10 @@ export interface RunResult {
   violation: Violation | undefined;
   simulatedMs: number;
   ids: number;
+  /** Lua scripts the model ran. */
+  scripts: number;
+  /** Permits a planted fence bug granted past the fence (0 without one). */
+  pastFence: number;
   faultsByKind: Record<string, number>;
   /** The longest a process took, after the faults stopped, to issue again. */
   worstRecoveryMs: number;
@@ -130,6 +204,40 @@ function scriptsFor(bug: PlantedBug | undefined): Record<ScriptName, string> {
   if (bug === 'settling') {
     for (const name of Object.keys(scripts) as ScriptName[]) {
       scripts[name] = patch(scripts[name], `local SETTLE = ${SETTLE_AFTER_LOSS_MS}`, 'local SETTLE = 0');
+    }
+  }
+  if (bug === 'settle-one-ttl') {
+    for (const name of Object.keys(scripts) as ScriptName[]) {
+      scripts[name] = patch(scripts[name], "'settleMs', SETTLE,", "'settleMs', TTL,");
+    }
+  }
+  if (bug === 'missing-record-resettles') {
+    scripts.claim = patch(
+      scripts.claim,
+      'elseif not from_cursor and lapsed + MARGIN > now then',
+      "elseif not from_cursor then\n  new_marker()\n  do return {'settling', settling_left(), now, server} end",
+    );
+  }
+  if (bug === 'no-rollback-check') {
+    scripts.renew = patch(scripts.renew, 'elseif owner == token and not known(', 'elseif false and not known(');
+    scripts.renew = patch(scripts.renew, 'elseif owner ~= token and unlapsed then', 'elseif false then');
+  }
+  if (bug === 'cursor-kept') {
+    for (const name of Object.keys(scripts) as ScriptName[]) {
+      scripts[name] = patch(
+        scripts[name],
+        "if not members or redis.call('ZCARD', EXPIRY) < tonumber(members) then",
+        'if false then',
+      );
+    }
+  }
+  if (bug === 'cursor-kept-without-meta') {
+    for (const name of Object.keys(scripts) as ScriptName[]) {
+      scripts[name] = patch(
+        scripts[name],
+        "if not members or redis.call('ZCARD', EXPIRY) < tonumber(members) then",
+        "if redis.call('ZCARD', EXPIRY) < tonumber(members or '0') then",
+      );
     }
   }
   if (bug === 'recovery-proof') {
@@ -229,6 +337,9 @@ interface Holder {
   pausedUntil: number;
   /** Callbacks waiting for the process to run again. */
   onResume: (() => void)[];
+  /** The old primary this holder's connection still reaches after a failover, until `staleUntil`. */
+  staleServer: RedisModel | undefined;
+  staleUntil: number;
   /** First ID issued after the faults stopped (true ms), for the liveness check. */
   issuedAfterHeal: number | undefined;
   restartAt: number | undefined;
@@ -245,14 +356,21 @@ interface SimProcess {
 
 const quiet = { log: () => undefined, warn: () => undefined, error: () => undefined };
 
-/** Runs one schedule on fake time. Call with jest's fake timers free (it installs and removes them). */
+/** Runs one schedule on simulated time (it installs the simulated timers for the run and removes them after). */
 export async function runSchedule(schedule: Schedule, options: RunOptions = {}): Promise<RunResult> {
-  jest.useFakeTimers({ now: START, doNotFake: ['performance', 'hrtime', 'nextTick', 'queueMicrotask'] });
+  const time = new SimTime(START);
+  time.install();
+  // The lease refuses IDs with typed errors many times per schedule, and a stack trace costs more than the rest of
+  // the refusal; a traced replay (as every failure gets) keeps them.
+  const stackTraceLimit = Error.stackTraceLimit;
+  if (options.trace !== true) Error.stackTraceLimit = 0;
   try {
-    return await new World(schedule, options).run();
+    return await new World(schedule, options, time).run();
   } finally {
-    jest.clearAllTimers();
-    jest.useRealTimers();
+    // Let what the teardown started run on simulated time, so that none of it reaches a real timer.
+    await time.advanceTo(time.now()).catch(() => undefined);
+    time.uninstall();
+    Error.stackTraceLimit = stackTraceLimit;
     // Each simulated process's history lives in the process-wide registry under its own name; start clean.
     delete (globalThis as Record<symbol, unknown>)[Symbol.for('nestjs-snowflake.process-workers')];
   }
@@ -260,7 +378,20 @@ export async function runSchedule(schedule: Schedule, options: RunOptions = {}):
 
 class World {
   private readonly random: () => number;
-  private readonly model: RedisModel;
+  /** The primary: the Redis process the holders' connections reach (but for stale ones after a failover). */
+  private model: RedisModel;
+  /** Redis processes started so far (each a seed for its identity). */
+  private nodes = 0;
+  private scriptsRun = 0;
+  /** IDs a planted fence bug let through past the fence. */
+  private pastFence = 0;
+  /** What each Sentinel names as the master (with Sentinels). */
+  private readonly sentinelViews: SentinelView[] = [];
+  private masterAddress = 'node0';
+  /** The Sentinels' configuration epoch: each failover raises it. */
+  private epoch = 1;
+  /** A slot migration under way: until when, and how many scripts answer TRYAGAIN meanwhile. */
+  private migration: { tryAgainPct: number; finish: () => void } | undefined;
   private readonly scripts: Record<ScriptName, string>;
   private readonly holders: Holder[];
   private readonly snapshots: { at: number; snapshot: Snapshot }[] = [];
@@ -277,19 +408,24 @@ class World {
   constructor(
     private readonly schedule: Schedule,
     private readonly options: RunOptions,
+    private readonly time: SimTime,
   ) {
     this.random = mulberry32(schedule.seed);
-    this.model = new RedisModel(() => Date.now(), schedule.seed);
+    this.model = new RedisModel(() => time.now(), schedule.seed);
+    for (let i = 0; i < SENTINELS; i++)
+      this.sentinelViews.push({ runId: this.model.runId, address: 'node0', epoch: 1 });
     this.scripts = scriptsFor(options.bug);
     this.holders = schedule.holders.map((spec, slot) => ({
       slot,
       spec,
-      clock: new SimClock(() => Date.now(), spec.skewMs),
+      clock: new SimClock(() => time.now(), spec.skewMs),
       link: { requestsCutUntil: 0, repliesCutUntil: 0, lossyUntil: 0, delayMs: 0, dropPct: 0, dupPct: 0 },
       incarnation: 0,
       process: undefined,
       pausedUntil: 0,
       onResume: [],
+      staleServer: undefined,
+      staleUntil: 0,
       issuedAfterHeal: undefined,
       restartAt: spec.startAtMs === undefined ? 0 : spec.startAtMs,
     }));
@@ -298,16 +434,28 @@ class World {
   }
 
   private get t(): number {
-    return Date.now() - START;
+    return this.time.now() - START;
   }
 
+  /**
+   * The lease draws its tokens from `randomUUID()` (only ever compared for equality); the timeline names each by the
+   * order it first appeared in, so that a replay's timeline is the same line for line.
+   */
+  private readonly tokenNames = new Map<string, string>();
+
   private log(line: string): void {
-    if (this.options.trace) this.timeline.push(`${String(this.t).padStart(6)} ms  ${line}`);
+    if (!this.options.trace) return;
+    const named = line.replace(UUID, (token) => {
+      let name = this.tokenNames.get(token);
+      if (name === undefined) this.tokenNames.set(token, (name = `token${this.tokenNames.size + 1}`));
+      return name;
+    });
+    this.timeline.push(`${String(this.t).padStart(6)} ms  ${named}`);
   }
 
   async run(): Promise<RunResult> {
     const faults = [...this.schedule.faults].sort((a, b) => a.at - b.at);
-    const endMs = this.schedule.faultWindowMs + LIVENESS_BOUND_MS;
+    const endMs = this.schedule.faultWindowMs + livenessBoundMs(this.schedule);
     const ends: { at: number; run: () => void }[] = [];
     let nextSnapshot = 0;
     for (let t = 0; t <= endMs && this.violation === undefined && !this.allBackSince(t); t += STEP_MS) {
@@ -325,7 +473,7 @@ class World {
         if (holder.restartAt !== undefined && holder.restartAt <= t && !this.isPaused(holder)) this.start(holder);
         this.issue(holder);
       }
-      await jest.advanceTimersByTimeAsync(STEP_MS);
+      await this.time.advanceTo(START + t + STEP_MS);
     }
     if (this.violation === undefined) this.checkLiveness();
     let worstRecoveryMs = 0;
@@ -339,6 +487,8 @@ class World {
       violation: this.violation,
       simulatedMs: this.t,
       ids: this.idCount,
+      scripts: this.scriptsRun,
+      pastFence: this.pastFence,
       faultsByKind: this.faultsByKind,
       worstRecoveryMs,
       timeline: this.timeline,
@@ -375,10 +525,13 @@ class World {
       lastRefusal: undefined,
     };
     const link: SimLink = { run: (script, keys, args) => this.roundTrip(holder, process, script, keys, args) };
+    const sentinel = this.schedule.sentinels ? this.sentinelsFor(holder, process) : undefined;
     let source: WorkerIdSource = new RedisWorkerSource(settings, 0, (s, keys) =>
-      Promise.resolve(new SimBackend(link, s, keys, name, holder.incarnation, tamper)),
+      Promise.resolve(new SimBackend(link, s, keys, name, holder.incarnation, tamper, sentinel)),
     );
-    if (this.options.bug === 'fence') source = new FenceIgnored(source as RedisWorkerSource);
+    if (this.options.bug === 'fence' || this.options.bug === 'fence-and-ceiling') {
+      source = new FenceIgnored(source as RedisWorkerSource, this.options.bug === 'fence', () => this.pastFence++);
+    }
     const generator = new SnowflakeGenerator({
       layout: LAYOUT,
       clock: holder.clock,
@@ -387,7 +540,7 @@ class World {
     });
     process.ids = new IdService(new WorkerBinding(generator, source, LAYOUT, holder.clock, quiet));
     holder.process = process;
-    this.log(`${name} starts (wall ${holder.clock.now() - Date.now()} ms off)`);
+    this.log(`${name} starts (wall ${holder.clock.now() - this.time.now()} ms off)`);
     process.ids.onModuleInit().then(
       () => {
         if (process.state === 'starting') process.state = 'running';
@@ -426,10 +579,9 @@ class World {
 
   private check(holder: Holder, process: SimProcess, id: bigint): void {
     this.idCount++;
-    const parts = process.ids.decode(id);
-    const worker = `${parts.datacenterId}:${parts.workerId}`;
+    const worker = workerOf(id);
     if (worker !== process.lastWorker) {
-      this.log(`${process.name} issues as worker ${worker} from ${parts.timestamp} (${id})`);
+      this.log(`${process.name} issues as worker ${worker} from ${process.ids.decode(id).timestamp} (${id})`);
       process.lastWorker = worker;
     }
     if (this.healed && holder.issuedAfterHeal === undefined) holder.issuedAfterHeal = this.t;
@@ -441,6 +593,7 @@ class World {
     this.issued.add(id);
     const last = this.lastByWorker.get(worker);
     if (last !== undefined && id <= last.id) {
+      const parts = process.ids.decode(id);
       const before = process.ids.decode(last.id);
       this.fail(
         'order',
@@ -465,7 +618,7 @@ class World {
       const process = holder.process;
       this.fail(
         'liveness',
-        `${process?.name ?? `h${holder.slot}`} issued nothing within ${LIVENESS_BOUND_MS} ms after the faults ` +
+        `${process?.name ?? `h${holder.slot}`} issued nothing within ${livenessBoundMs(this.schedule)} ms after the faults ` +
           `stopped (state ${process?.state}, last refusal ${process?.lastRefusal ?? 'none'}, lease ` +
           `${JSON.stringify(process?.ids.status().lease?.state)})`,
       );
@@ -543,19 +696,37 @@ class World {
           return;
         }
         const copies = lossy && this.random() * 100 < link.dupPct ? 2 : 1;
-        setTimeout(() => {
+        const deliver = (redirections: number) => {
           if (this.redisDownUntil > this.t) return;
+          const migration = this.migration;
+          if (migration !== undefined && this.random() * 100 < migration.tryAgainPct) {
+            // TRYAGAIN (keys split between the nodes): ioredis sends it again after 100 ms, 16 times at most.
+            if (redirections < 16) {
+              this.log(`${process.name} ${script} answered TRYAGAIN`);
+              setTimeout(() => deliver(redirections + 1), 100 + this.delay(link));
+              return;
+            }
+          }
           let reply: Reply | Error;
+          const server = this.serverFor(holder);
           try {
-            reply = this.model.eval(this.scripts[script], keys, args);
+            this.scriptsRun++;
+            reply =
+              migration !== undefined && redirections >= 16
+                ? new Error('TRYAGAIN Multiple keys request during rehashing of slot (too many redirections)')
+                : server.eval(this.scripts[script], keys, args);
           } catch (error) {
             reply = error as Error;
           }
-          if (this.options.trace) this.log(`${process.name} ${script} ran: ${describeReply(reply)}`);
+          if (this.options.trace) {
+            const where = server === this.model ? '' : ' (on the old primary)';
+            this.log(`${process.name} ${script} ran${where}: ${describeReply(reply)}`);
+          }
           if (copies > 1) {
             setTimeout(() => {
               try {
-                this.model.eval(this.scripts[script], keys, args);
+                this.scriptsRun++;
+                this.serverFor(holder).eval(this.scripts[script], keys, args);
                 this.log(`${process.name} ${script} ran again (duplicated)`);
               } catch {
                 // A duplicate's failure reaches nobody.
@@ -575,10 +746,95 @@ class World {
               ),
             this.delay(link),
           );
-        }, this.delay(link));
+        };
+        setTimeout(() => deliver(0), this.delay(link));
       };
       this.whenRunning(holder, send);
     });
+  }
+
+  // ---- Sentinels -------------------------------------------------------------------------------------------------
+
+  /** The lease's own SentinelConfirm, its links to the simulated Sentinels over this holder's network. */
+  private sentinelsFor(holder: Holder, process: SimProcess): { confirm: SentinelConfirm; reconnect: () => void } {
+    const client = {
+      options: { name: 'sim', sentinels: range(SENTINELS).map((i) => ({ host: `sentinel${i}`, port: 26379 })) },
+    };
+    const confirm = SentinelConfirm.forClient(client as unknown as RedisClientLike, 2000)!;
+    // Test seam: the links SentinelConfirm would open with ioredis, here to the simulated Sentinels.
+    (confirm as unknown as { links: unknown }).links = range(SENTINELS).map((i) => ({
+      address: `sentinel${i}:26379`,
+      call: () => this.askSentinel(holder, process, i),
+      disconnect: () => undefined,
+    }));
+    return {
+      confirm,
+      // ioredis with Sentinels asks them for the master on a reconnect: the connection leaves a stale primary.
+      reconnect: () => {
+        if (holder.staleUntil > this.t) this.log(`${process.name} reconnects to the master the Sentinels name`);
+        holder.staleUntil = 0;
+        holder.staleServer = undefined;
+      },
+    };
+  }
+
+  /** SENTINEL MASTER sim, as Sentinel i sees it when the request arrives; nothing while the link is cut. */
+  private askSentinel(holder: Holder, process: SimProcess, i: number): Promise<unknown> {
+    return new Promise((resolve) => {
+      if (process.dead || holder.link.requestsCutUntil > this.t) return;
+      setTimeout(() => {
+        const view = this.sentinelViews[i];
+        const reply = [
+          'name',
+          'sim',
+          'ip',
+          view.address,
+          'port',
+          '6379',
+          'runid',
+          view.runId,
+          'flags',
+          view.down ? 'master,s_down,o_down' : 'master',
+          'config-epoch',
+          String(view.epoch),
+          'quorum',
+          '2',
+          'num-other-sentinels',
+          String(SENTINELS - 1),
+        ];
+        if (holder.link.repliesCutUntil > this.t) return;
+        setTimeout(() => this.whenRunning(holder, () => process.dead || resolve(reply)), this.delay(holder.link));
+      }, this.delay(holder.link));
+    });
+  }
+
+  /**
+   * Sentinel i names `node` (at `address`, configuration epoch `epoch`) as the master `afterMs` from now, unless it
+   * learnt of a later failover meanwhile; it reads the node's run_id then (INFO), whatever happened to it since.
+   */
+  private sentinelLearns(i: number, node: RedisModel, address: string, epoch: number, afterMs: number): void {
+    setTimeout(() => {
+      if (epoch >= this.sentinelViews[i].epoch) this.sentinelViews[i] = { runId: node.runId, address, epoch };
+    }, afterMs);
+  }
+
+  /**
+   * A new run_id at the master's address (a restart, a slot moved): each Sentinel reads it from INFO within 10 s, the
+   * run_id of whatever process serves there then.
+   */
+  private sentinelsSeeNewRunId(): void {
+    const address = this.masterAddress;
+    for (let i = 0; i < SENTINELS; i++) {
+      setTimeout(
+        () => {
+          const view = this.sentinelViews[i];
+          if (view.address === address && this.masterAddress === address) {
+            this.sentinelViews[i] = { ...view, runId: this.model.runId };
+          }
+        },
+        Math.floor(this.random() * 10_000),
+      );
+    }
   }
 
   // ---- faults ----------------------------------------------------------------------------------------------------
@@ -648,6 +904,7 @@ class World {
       case 'redis-restart': {
         this.redisDownUntil = this.t + fault.downMs;
         this.model.restart(fault.from === 'empty' ? undefined : this.snapshotAgo(fault.from.agoMs));
+        this.sentinelsSeeNewRunId();
         return;
       }
       case 'flushall':
@@ -659,7 +916,56 @@ class World {
       case 'rollback':
         this.model.rollback(this.snapshotAgo(fault.agoMs));
         return;
+      case 'evict': {
+        const evicted = this.model.evictLeastRecentlyUsed(fault.count);
+        this.log(`evicted ${evicted.join(', ') || 'nothing'}`);
+        return;
+      }
+      case 'failover': {
+        const old = this.model;
+        const promoted = new RedisModel(() => this.time.now(), this.schedule.seed * 31 + ++this.nodes);
+        promoted.restart(this.snapshotAgo(fault.lagMs));
+        this.model = promoted;
+        this.masterAddress = `node${this.nodes}`;
+        const epoch = ++this.epoch;
+        // A failover needs a majority of the Sentinels to see the master down and to authorise it: the majority that
+        // learns of the new master first sees the old one down until then; the last Sentinel (cut off from the
+        // others, say) may still see it up.
+        const delays = range(SENTINELS).map((i) => fault.sentinelDelays?.[i] ?? 0);
+        const quorum = [...range(SENTINELS)].sort((a, b) => delays[a] - delays[b] || a - b).slice(0, MAJORITY);
+        for (const i of quorum) this.sentinelViews[i] = { ...this.sentinelViews[i], down: true };
+        for (let i = 0; i < SENTINELS; i++) {
+          this.sentinelLearns(i, promoted, this.masterAddress, epoch, delays[i]);
+        }
+        for (const slot of fault.stale) {
+          const h = this.holders[slot % this.holders.length];
+          h.staleServer = old;
+          h.staleUntil = Math.max(h.staleUntil, this.t + fault.staleMs);
+        }
+        return;
+      }
+      case 'migrate': {
+        this.migration?.finish();
+        const migration = {
+          tryAgainPct: fault.tryAgainPct,
+          finish: () => {
+            if (this.migration !== migration) return;
+            this.migration = undefined;
+            this.model.moveToAnotherNode();
+            this.sentinelsSeeNewRunId();
+            this.log('slot migrated: the namespace is served by another node');
+          },
+        };
+        this.migration = migration;
+        later(fault.ms, migration.finish);
+        return;
+      }
     }
+  }
+
+  /** The Redis process a holder's requests reach: the primary, or the old one while its view is stale. */
+  private serverFor(holder: Holder): RedisModel {
+    return holder.staleServer !== undefined && holder.staleUntil > this.t ? holder.staleServer : this.model;
   }
 
   private snapshotAgo(agoMs: number): Snapshot {
@@ -680,8 +986,15 @@ class World {
     this.healed = true;
     this.redisDownUntil = 0;
     this.log('faults stop; liveness clock starts');
+    this.migration?.finish();
+    // The Sentinels agree on the master again.
+    for (let i = 0; i < SENTINELS; i++) {
+      this.sentinelViews[i] = { runId: this.model.runId, address: this.masterAddress, epoch: this.epoch };
+    }
     for (const holder of this.holders) {
       Object.assign(holder.link, { requestsCutUntil: 0, repliesCutUntil: 0, lossyUntil: 0 });
+      holder.staleServer = undefined;
+      holder.staleUntil = 0;
       holder.clock.heal();
       if (holder.pausedUntil > 0) this.resume(holder);
       const state = holder.process?.state;
@@ -693,13 +1006,18 @@ class World {
 }
 
 /**
- * The planted 'fence' bug: a wrapper around the lease that issues past its fence (the permit answers with the
- * lease's ceiling where the real one refuses with 'fenced'). Test-only; it reads the lease's private phase.
+ * The planted fence bugs: a wrapper around the lease that issues past its fence, where the real permit refuses with
+ * 'fenced': `fence` answers with the lease's confirmed ceiling, `fence-and-ceiling` with no ceiling at all (the
+ * layout's last tick). Test-only; it reads the lease's private phase.
  */
 class FenceIgnored implements WorkerIdSource {
   readonly kind = 'redis';
 
-  constructor(private readonly inner: RedisWorkerSource) {}
+  constructor(
+    private readonly inner: RedisWorkerSource,
+    private readonly keepCeiling: boolean,
+    private readonly onPastFence: () => void,
+  ) {}
 
   async start(context: WorkerSourceContext): Promise<WorkerAssignment> {
     const proxy: WorkerSourceContext = {
@@ -737,7 +1055,8 @@ class FenceIgnored implements WorkerIdSource {
           } catch (error) {
             const lease = inner.phase.lease;
             if (error instanceof WorkerUnavailableError && error.reason === 'fenced' && lease !== undefined) {
-              return lease.ceilingTicks;
+              this.onPastFence();
+              return this.keepCeiling ? lease.ceilingTicks : LAYOUT.maxTimestamp;
             }
             throw error;
           }
@@ -752,6 +1071,29 @@ function describeReply(reply: Reply | Error): string {
   if (reply instanceof Error) return `error ${reply.message}`;
   if (!Array.isArray(reply)) return JSON.stringify(reply);
   return JSON.stringify(reply.slice(0, -1));
+}
+
+const SENTINELS = 3;
+const MAJORITY = Math.floor(SENTINELS / 2) + 1;
+
+interface SentinelView {
+  runId: string;
+  address: string;
+  epoch: number;
+  /** The master is seen down (`s_down,o_down`): this Sentinel agreed to the failover under way. */
+  down?: boolean;
+}
+
+const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
+
+const WORKER_SHIFT = BigInt(LAYOUT.workerShift);
+const DATACENTER_SHIFT = BigInt(LAYOUT.datacenterShift);
+const WORKER_MASK = BigInt(LAYOUT.maxWorkerId);
+const DATACENTER_MASK = BigInt(LAYOUT.maxDatacenterId);
+
+/** `datacenter:worker` of an ID, as `decode` gives them, without decoding the rest (this runs for every ID). */
+function workerOf(id: bigint): string {
+  return `${(id >> DATACENTER_SHIFT) & DATACENTER_MASK}:${(id >> WORKER_SHIFT) & WORKER_MASK}`;
 }
 
 function range(n: number): number[] {

@@ -52,7 +52,10 @@ local function new_marker(cause)
   -- Members of the expiry set are gone (deleted, evicted): an ID whose holder never comes back would be in neither
   -- the cursor's range nor the set, and never handed out again. The cursor starts again, as after a full loss: it
   -- passes over the IDs holders take back, and the others are covered by the settling, as after a full loss.
-  if redis.call('ZCARD', EXPIRY) < tonumber(redis.call('HGET', META, 'members') or '0') then
+  -- Without the meta's mirror (the meta was lost too, with or without the set) nothing says the set is whole, so
+  -- the cursor starts again as well.
+  local members = redis.call('HGET', META, 'members')
+  if not members or redis.call('ZCARD', EXPIRY) < tonumber(members) then
     redis.call('DEL', CURSOR)
   end
   redis.call('HSET', META, 'marker', FRESH, 'created', now, 'settleMs', SETTLE, 'server', server,
