@@ -4,6 +4,7 @@ import * as root from 'nestjs-snowflake';
 import * as drizzle from 'nestjs-snowflake/drizzle';
 import * as graphql from 'nestjs-snowflake/graphql';
 import * as health from 'nestjs-snowflake/health';
+import * as http from 'nestjs-snowflake/http';
 import * as mikroOrm from 'nestjs-snowflake/mikro-orm';
 import * as metrics from 'nestjs-snowflake/metrics';
 import * as prisma from 'nestjs-snowflake/prisma';
@@ -16,6 +17,7 @@ import * as validation from 'nestjs-snowflake/validation';
 export function loadEntries(): Record<string, number> {
   const modules: Record<string, object> = {
     'nestjs-snowflake': root,
+    'nestjs-snowflake/http': http,
     'nestjs-snowflake/health': health,
     'nestjs-snowflake/typeorm': typeorm,
     'nestjs-snowflake/prisma': prisma,

@@ -4,6 +4,7 @@
  */
 const ENTRIES = [
   'nestjs-snowflake',
+  'nestjs-snowflake/http',
   'nestjs-snowflake/health',
   'nestjs-snowflake/typeorm',
   'nestjs-snowflake/prisma',
