@@ -46,7 +46,8 @@ try {
     });
     const result = Extractor.invoke(config, { localBuild: update, showVerboseMessages: false, messageCallback: quiet });
     if (result.apiReportChanged) changed.push(`${subpath} (api/${name}.api.md)`);
-    if (!result.succeeded && !(result.apiReportChanged && !update)) throw new Error(`API Extractor failed on ${subpath}`);
+    if (!result.succeeded && !(result.apiReportChanged && !update))
+      throw new Error(`API Extractor failed on ${subpath}`);
   }
 } finally {
   rmSync(scratch, { recursive: true, force: true });
@@ -66,4 +67,6 @@ if (changed.length > 0 && !update) {
   );
   process.exit(1);
 }
-console.log(update ? `API reports written for ${entries.length} entries.` : `API reports match for ${entries.length} entries.`);
+console.log(
+  update ? `API reports written for ${entries.length} entries.` : `API reports match for ${entries.length} entries.`,
+);

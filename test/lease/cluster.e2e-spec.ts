@@ -197,7 +197,7 @@ describe('Redis lease through an ioredis Cluster client (three real cluster node
    */
   async function nodeTimeoutWarnings(namespace: string, redis: Record<string, unknown> = {}): Promise<string[]> {
     // The Cluster routes the helper's one-key script to the namespace's slot.
-    await settledNamespace(cluster as unknown as Redis, namespace);
+    await settledNamespace(cluster, namespace);
     const warn = jest.spyOn(Logger.prototype, 'warn');
     try {
       await boot(namespace, redis);
