@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { do_not_optimize, measure } from 'mitata';
 import { SnowflakeGenerator, resolveLayout, systemClock } from 'nestjs-snowflake';
+// Internal, on purpose: the ceiling file's source and writer, timed on a bare generator (no entry exports them).
 import { CeilingFileWorkerSource } from '../dist/worker/ceiling-file.source.js';
 import { writeCeiling } from '../dist/worker/ceiling-file.store.js';
 import { collectGarbage, median } from './harness.js';

@@ -16,10 +16,11 @@ import { performance } from 'node:perf_hooks';
 import { IdService, SnowflakeModule, WorkerUnavailableError, type SnowflakeModuleOptions } from 'nestjs-snowflake';
 // Internal: the settling time after a data loss is the lease's constant, not an option; the goal quotes it.
 import { SETTLE_AFTER_LOSS_MS } from '../dist/lease/lease.contract.js';
-import type { LeaseSettings } from '../dist/lease/lease.settings.js';
 import { leaseSettingsOf } from './lease.bench.js';
 import { type Bench, type Log, formatInt, markdownTable, median } from './harness.js';
 import { startRedis, type RedisProcess } from './redis-process.js';
+
+type LeaseSettings = ReturnType<typeof leaseSettingsOf>['lease'];
 
 const TTL_MS = 3000;
 const RESTART_DOWN_MS = 1000;
