@@ -6,9 +6,17 @@ import tseslint from 'typescript-eslint';
 
 export default defineConfig(
   // test/matrix/apps: apps with their own package.json and tsconfig, built by the matrix run against the packed tarball.
-  globalIgnores(['**/dist/', '**/node_modules/', '**/coverage/', '.tmp/', '**/generated/**', 'test/matrix/apps/']),
+  globalIgnores([
+    '**/dist/',
+    '**/node_modules/',
+    '**/coverage/',
+    '.tmp/',
+    '.bench/',
+    '**/generated/**',
+    'test/matrix/apps/',
+  ]),
 
-  // Plain JavaScript: benchmarks, tool configs and any other ESM scripts run by Node.
+  // Plain JavaScript: tool configs and any other ESM scripts run by Node.
   {
     files: ['**/*.{js,mjs,cjs}'],
     extends: [js.configs.recommended],
@@ -20,7 +28,7 @@ export default defineConfig(
   },
   { files: ['**/*.cjs'], languageOptions: { sourceType: 'commonjs' } },
 
-  // TypeScript, checked with type information from tsconfig.json (lib, test, sample-app).
+  // TypeScript, checked with type information from tsconfig.json (lib, test, sample-app, bench).
   {
     files: ['**/*.{ts,mts,cts}'],
     extends: [js.configs.recommended, tseslint.configs.recommendedTypeChecked],

@@ -10,20 +10,27 @@
  * - The baseline issues nothing: the same loop of macrotasks, to show what the machine itself adds.
  */
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
-import { SnowflakeGenerator, resolveLayout } from '../dist/index.js';
-import { collectGarbage, formatInt, markdownTable, median } from './harness.js';
+import { SnowflakeGenerator, resolveLayout } from 'nestjs-snowflake';
+import { type Bench, collectGarbage, formatInt, markdownTable, median } from './harness.js';
+
+interface LoopDelay {
+  p50: number;
+  p99: number;
+  max: number;
+  rate: number;
+}
 
 const PER_TASK = 64;
 
 /** Runs `task` back to back in macrotasks for `windowMs`, recording the loop's delay; returns it and the IDs made. */
-async function underLoad(task, windowMs) {
+async function underLoad(task: () => number | Promise<number>, windowMs: number): Promise<LoopDelay> {
   collectGarbage();
   const histogram = monitorEventLoopDelay({ resolution: 1 });
   let issued = 0;
   const end = performance.now() + windowMs;
   histogram.enable();
   const started = performance.now();
-  await new Promise((resolve, reject) => {
+  await new Promise<void>((resolve, reject) => {
     const step = () => {
       if (performance.now() >= end) return resolve();
       Promise.resolve(task())
@@ -37,7 +44,7 @@ async function underLoad(task, windowMs) {
   });
   histogram.disable();
   const elapsed = performance.now() - started;
-  const ms = (ns) => ns / 1e6;
+  const ms = (ns: number) => ns / 1e6;
   return {
     p50: ms(histogram.percentile(50)),
     p99: ms(histogram.percentile(99)),
@@ -83,7 +90,7 @@ export default {
     const { windowMs, repeats } = settings;
     const { layout, list } = modes();
     const cap = 2 ** layout.sequenceBits * (1000 / layout.timeUnitMs);
-    const results = list.map(() => []);
+    const results = list.map((): LoopDelay[] => []);
     for (let round = 0; round < repeats; round++) {
       for (const [i, mode] of list.entries()) {
         const result = await underLoad(mode.task, windowMs);
@@ -101,7 +108,7 @@ export default {
     }));
     const [base, next, batch, async_] = summary;
     const unit = layout.timeUnitMs;
-    const fmt = (ms) => `${ms.toFixed(2)} ms`;
+    const fmt = (ms: number) => `${ms.toFixed(2)} ms`;
     const table = markdownTable(
       ['producer (js-safe, saturated)', 'IDs/s', 'of cap', 'loop delay p50', 'p99', 'max'],
       list.map((mode, i) => [
@@ -145,4 +152,4 @@ export default {
       ],
     };
   },
-};
+} satisfies Bench;

@@ -13,13 +13,15 @@
  *   issue meanwhile.
  */
 import { performance } from 'node:perf_hooks';
-import { SnowflakeGenerator, resolveLayout } from '../dist/index.js';
+import type { Redis } from 'ioredis';
+import { SnowflakeGenerator, resolveLayout, type Layout, type LeaseRenewalSample } from 'nestjs-snowflake';
+// Internal, on purpose: a thousand lease clients in one process are the module's parts without a Nest app each.
 import { leaseKeys } from '../dist/lease/lease.keys.js';
 import { resolveLeaseSettings } from '../dist/lease/lease.settings.js';
 import { RedisWorkerSource } from '../dist/lease/redis-worker.source.js';
 import { WorkerBinding } from '../dist/worker/worker-binding.js';
 import { seedNamespace } from './lease.bench.js';
-import { formatInt, markdownTable } from './harness.js';
+import { type Bench, formatInt, markdownTable } from './harness.js';
 import { startRedis } from './redis-process.js';
 
 const INSTANCES = Number(process.env.BENCH_SCALE_INSTANCES ?? 1000);
@@ -28,21 +30,21 @@ const TTL_MS = 10_000;
 const RENEWAL_WINDOW_MS = 10_000;
 const RESTART_DOWN_MS = 500;
 const quiet = { log: () => undefined, warn: () => undefined, error: () => undefined };
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-function percentile(values, p) {
+function percentile(values: readonly number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
-async function redisCpuSeconds(redis) {
+async function redisCpuSeconds(redis: Redis): Promise<number> {
   const info = await redis.info('cpu');
-  const read = (name) => Number(new RegExp(`${name}:([\\d.]+)`).exec(info)[1]);
+  const read = (name: string) => Number(new RegExp(`${name}:([\\d.]+)`).exec(info)![1]);
   return read('used_cpu_sys') + read('used_cpu_user');
 }
 
 /** One instance: a generator bound to a Redis lease, as the module builds them, with its claim timed. */
-function instance(url, layout, namespace) {
+function instance(url: string, layout: Layout, namespace: string) {
   const settings = resolveLeaseSettings({ url, namespace, ttlMs: TTL_MS }, layout);
   const source = new RedisWorkerSource(settings, 0);
   const generator = new SnowflakeGenerator({ layout, clockBackToleranceMs: settings.clockBackToleranceMs });
@@ -80,7 +82,8 @@ export default {
         }),
       );
       const commandStats = await server.client.info('commandstats');
-      const calls = (command) => Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(commandStats)?.[1] ?? 0);
+      const calls = (command: string) =>
+        Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(commandStats)?.[1] ?? 0);
       const stormCommands = { evalsha: calls('evalsha'), eval: calls('eval'), other: 0 };
       stormCommands.other =
         [...commandStats.matchAll(/cmdstat_\w+:calls=(\d+)/g)].reduce((sum, m) => sum + Number(m[1]), 0) -
@@ -96,11 +99,11 @@ export default {
       const allDistinct = workerIds.size === INSTANCES && [...workerIds].every((id) => id >= OTHERS_HELD);
 
       log(`  renewal load: ${RENEWAL_WINDOW_MS} ms of renewals`);
-      const renewals = { count: 0, failed: 0, causes: new Map() };
-      const herd = new Map();
+      const renewals = { count: 0, failed: 0, causes: new Map<string | null, number>() };
+      const herd = new Map<number, { outcome: LeaseRenewalSample['outcome']; at: number }>();
       let restartedAt = Infinity;
       for (const [i, { source }] of instances.entries()) {
-        source.onRenewal((sample) => {
+        source.onRenewal((sample: LeaseRenewalSample) => {
           renewals.count++;
           if (sample.outcome === 'failed') {
             renewals.failed++;
@@ -143,7 +146,7 @@ export default {
       clearInterval(issue);
       const afterRestart = [...herd.values()].map((entry) => entry.at - answeredAt);
       const recovered = [...herd.values()].filter((entry) => entry.outcome === 'recovered').length;
-      const outcomes = {};
+      const outcomes: Record<string, number> = {};
       for (const entry of herd.values()) outcomes[entry.outcome] = (outcomes[entry.outcome] ?? 0) + 1;
       outcomes['no answer yet'] = INSTANCES - herd.size;
       const herdOutcomes = Object.entries(outcomes)
@@ -153,7 +156,7 @@ export default {
       const lastRecoveryMs = afterRestart.length === 0 ? Infinity : Math.max(...afterRestart);
       const sameIds = instances.every(({ generator }, i) => generator.workerId === [...workerIds][i]);
 
-      const fmt = (ms) => `${ms.toFixed(1)} ms`;
+      const fmt = (ms: number) => `${ms.toFixed(1)} ms`;
       const sections = [
         markdownTable(
           ['measure', 'value'],
@@ -222,4 +225,4 @@ export default {
       await server.stop();
     }
   },
-};
+} satisfies Bench;

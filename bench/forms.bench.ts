@@ -5,8 +5,8 @@
  * Each form writes 4,096 consecutive IDs of the `twitter` layout in turn (and reads their texts back), so that no
  * call sees the same input twice in a row. `next()` is capped by the layout at 4,096,000 IDs/s.
  */
-import { SnowflakeGenerator, base32Form, base62Form, publicIdForm, resolveLayout } from '../dist/index.js';
-import { formatInt, markdownTable, measureThroughput, retryingExhausted } from './harness.js';
+import { SnowflakeGenerator, base32Form, base62Form, publicIdForm, resolveLayout } from 'nestjs-snowflake';
+import { type Bench, formatInt, markdownTable, measureThroughput, retryingExhausted } from './harness.js';
 
 const KEY = 'a-benchmark-key-0123456789abcdef';
 const COUNT = 4096;
@@ -19,13 +19,13 @@ function candidates() {
   const retries = { count: 0 };
   const next = retryingExhausted(() => generator.next(), retries);
   const ids = generator.nextBatch(COUNT);
-  const forms = [
+  const forms: [string, { format(id: bigint): string; parse(text: string): bigint }][] = [
     ['base32', base32Form({ bits: layout.totalBits })],
     ['base62', base62Form({ bits: layout.totalBits })],
     ['public ID, base32', publicIdForm({ keys: [KEY], layout })],
     ['public ID, base62', publicIdForm({ keys: [KEY], layout, alphabet: 'base62' })],
   ];
-  const list = [{ name: '`next()`', call: next, what: 'issue' }];
+  const list: { name: string; call: () => unknown; what: string }[] = [{ name: '`next()`', call: next, what: 'issue' }];
   for (const [name, form] of forms) {
     const texts = ids.map((id) => form.format(id));
     let w = 0;
@@ -40,7 +40,7 @@ export default {
   name: 'forms',
   title: 'String forms and public IDs',
 
-  async run({ settings, log }) {
+  run({ settings, log }) {
     const { windowMs, repeats } = settings;
     const { list, example } = candidates();
     log(`throughput: ${repeats} × ${windowMs} ms per call`);
@@ -85,4 +85,4 @@ export default {
       ],
     };
   },
-};
+} satisfies Bench;

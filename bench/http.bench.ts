@@ -1,7 +1,7 @@
 /**
  * IDs over HTTP: a Nest app with a Redis lease answers `GET /id` (a fresh ID, as a decimal string) and `GET /now`
  * (`Date.now()`, the bare route), on Express and on Fastify, under 64 keep-alive connections from a load generator
- * in a process of its own (bench/http-load.js). The ratio of the two routes' requests per second, in the same app
+ * in a process of its own (bench/http-load.ts). The ratio of the two routes' requests per second, in the same app
  * and run, is what a fresh ID costs a request. Then the same load on `/id` while the redis-server is killed (data
  * lost) and started again: no request may fail.
  */
@@ -10,57 +10,65 @@ import { Controller, Get, Inject, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { execFile } from 'node:child_process';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { IdService, SnowflakeModule } from '../dist/index.js';
+import { IdService, SnowflakeModule, type SnowflakeModuleOptions } from 'nestjs-snowflake';
 import { seedSettled } from './lease.bench.js';
-import { formatInt, markdownTable, median } from './harness.js';
+import { type Bench, type Target, formatInt, markdownTable, median } from './harness.js';
 import { startRedis } from './redis-process.js';
 
 const CONNECTIONS = 64;
 const RESTART_DOWN_MS = 500;
 const TARGET_RATIO = 0.9;
+// Compiled beside this file (see tsconfig.bench.json), as every bench module is.
 const LOAD = fileURLToPath(new URL('./http-load.js', import.meta.url));
 const run = promisify(execFile);
 
-async function load(url, durationMs) {
-  const { stdout } = await run(process.execPath, [LOAD, url, String(CONNECTIONS), String(durationMs)]);
-  return JSON.parse(stdout);
+/** What http-load.ts prints: requests answered 2xx, errors by kind, requests per second, latency percentiles. */
+interface LoadResult {
+  ok: number;
+  errors: Record<string, number>;
+  rate: number;
+  p50: number;
+  p99: number;
 }
 
-function appModule(options) {
+async function load(url: string, durationMs: number): Promise<LoadResult> {
+  const { stdout } = await run(process.execPath, [LOAD, url, String(CONNECTIONS), String(durationMs)]);
+  return JSON.parse(stdout) as LoadResult;
+}
+
+function appModule(options: SnowflakeModuleOptions) {
+  @Controller()
   class IdsController {
-    constructor(ids) {
-      this.ids = ids;
-    }
-    id() {
+    constructor(@Inject(IdService) private readonly ids: IdService) {}
+
+    @Get('id')
+    id(): string {
       return this.ids.nextString();
     }
-    now() {
+
+    @Get('now')
+    now(): string {
       return String(Date.now());
     }
   }
-  Inject(IdService)(IdsController, undefined, 0);
-  for (const [method, path] of [
-    ['id', 'id'],
-    ['now', 'now'],
-  ]) {
-    Get(path)(IdsController.prototype, method, Object.getOwnPropertyDescriptor(IdsController.prototype, method));
-  }
-  Controller()(IdsController);
+
+  @Module({ imports: [SnowflakeModule.forRoot(options)], controllers: [IdsController] })
   class App {}
-  Module({ imports: [SnowflakeModule.forRoot(options)], controllers: [IdsController] })(App);
   return App;
 }
 
-async function listen(adapter, options) {
+async function listen(adapter: 'Express' | 'Fastify', options: SnowflakeModuleOptions) {
   const App = appModule(options);
   const app =
     adapter === 'Fastify'
       ? await NestFactory.create(App, new FastifyAdapter(), { logger: false })
       : await NestFactory.create(App, { logger: false });
   await app.listen(0, '127.0.0.1');
-  const { port } = app.getHttpServer().address();
+  const { port } = (app.getHttpServer() as Server).address() as AddressInfo;
   return { app, base: `http://127.0.0.1:${port}` };
 }
 
@@ -71,11 +79,11 @@ export default {
   async run({ settings, log }) {
     const { windowMs, repeats } = settings;
     const server = await startRedis();
-    const rows = [];
-    const targets = [];
+    const rows: string[][] = [];
+    const targets: Target[] = [];
     try {
-      for (const adapter of ['Express', 'Fastify']) {
-        const options = {
+      for (const adapter of ['Express', 'Fastify'] as const) {
+        const options: SnowflakeModuleOptions = {
           layout: { workerBits: 10 },
           redis: { url: server.url, namespace: `http-${adapter}`, ttlMs: 3000 },
         };
@@ -84,9 +92,9 @@ export default {
         try {
           await load(`${base}/now`, Math.min(500, windowMs));
           await load(`${base}/id`, Math.min(500, windowMs));
-          const results = { now: [], id: [] };
+          const results: Record<'now' | 'id', LoadResult[]> = { now: [], id: [] };
           for (let round = 0; round < repeats; round++) {
-            for (const route of round % 2 === 0 ? ['now', 'id'] : ['id', 'now']) {
+            for (const route of round % 2 === 0 ? (['now', 'id'] as const) : (['id', 'now'] as const)) {
               const result = await load(`${base}/${route}`, windowMs);
               results[route].push(result);
               log(`  ${adapter} /${route} round ${round + 1}/${repeats}: ${formatInt(result.rate)} req/s`);
@@ -97,7 +105,7 @@ export default {
           await new Promise((resolve) => setTimeout(resolve, windowMs / 2));
           await server.restart(RESTART_DOWN_MS);
           const restart = await during;
-          const summary = (list) => ({
+          const summary = (list: LoadResult[]) => ({
             rate: median(list.map((r) => r.rate)),
             p99: median(list.map((r) => r.p99)),
             errors: list.reduce((n, r) => n + Object.values(r.errors).reduce((a, b) => a + b, 0), 0),
@@ -170,4 +178,4 @@ export default {
       targets,
     };
   },
-};
+} satisfies Bench;

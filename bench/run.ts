@@ -5,10 +5,10 @@
  *   npm run bench -- ids          only those whose name contains "ids"
  *
  * BENCH_WINDOW_MS, BENCH_REPEATS and BENCH_SAMPLE shorten a run while working on a benchmark; BENCH_TYPEORM_GC=full
- * runs a full garbage collection before each TypeORM write instead of a minor one (see typeorm.bench.js).
+ * runs a full garbage collection before each TypeORM write instead of a minor one (see typeorm.bench.ts).
  */
 import os from 'node:os';
-import { markdownTable, settings } from './harness.js';
+import { markdownTable, settings, type Bench, type Target } from './harness.js';
 
 /** One line per benchmark module; each default-exports `{ name, title, run({ settings, log }) }`. */
 const BENCHES = [
@@ -25,7 +25,7 @@ const BENCHES = [
 ];
 
 const filters = process.argv.slice(2);
-const log = (line) => process.stderr.write(`${line}\n`);
+const log = (line: string) => process.stderr.write(`${line}\n`);
 const print = (text = '') => process.stdout.write(`${text}\n`);
 
 if (typeof globalThis.gc !== 'function') {
@@ -40,9 +40,9 @@ print(
     `Node ${process.version} · ${os.type()} ${os.release()} ${os.arch()} · load average ${os.loadavg()[0].toFixed(2)} at start`,
 );
 
-const targets = [];
+const targets: Target[] = [];
 for (const path of BENCHES) {
-  const { default: bench } = await import(path);
+  const { default: bench } = (await import(path)) as { default: Bench };
   if (filters.length > 0 && !filters.some((f) => bench.name.includes(f))) continue;
   log(`bench ${bench.name}`);
   const result = await bench.run({ settings, log });

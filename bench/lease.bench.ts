@@ -6,23 +6,52 @@
 import 'reflect-metadata';
 import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import type { INestApplicationContext } from '@nestjs/common';
+import type { Redis } from 'ioredis';
 import { performance } from 'node:perf_hooks';
-import { IdService, SnowflakeGenerator, SnowflakeModule, resolveLayout } from '../dist/index.js';
-import { leaseKeys } from '../dist/lease/lease.keys.js';
+import {
+  IdService,
+  SnowflakeGenerator,
+  SnowflakeModule,
+  resolveLayout,
+  type LayoutOptions,
+  type LayoutPresetName,
+  type SnowflakeModuleOptions,
+} from 'nestjs-snowflake';
+// Internal, on purpose: the claim latency is measured on the lease's own scripts and key names, below the module.
+import { leaseKeys, type LeaseKeys } from '../dist/lease/lease.keys.js';
 import { LeaseProtocol } from '../dist/lease/lease.protocol.js';
 import { CLAIM_SCRIPT, RELEASE_SCRIPT } from '../dist/lease/lease.scripts.js';
-import { resolveLeaseSettings } from '../dist/lease/lease.settings.js';
+import { resolveLeaseSettings, type LeaseSettings } from '../dist/lease/lease.settings.js';
+// Internal: the lease settings (key names, configuration) the module derives from its options, to seed them.
 import { resolveSettings } from '../dist/module/snowflake.settings.js';
-import { startRedis } from './redis-process.js';
+import { startRedis, type RedisProcess } from './redis-process.js';
 import { TARGET_NEXT } from './ids.bench.js';
-import { formatInt, formatPercent, markdownTable, measureThroughput, median, retryingExhausted } from './harness.js';
+import {
+  type Bench,
+  type Log,
+  type Settings,
+  formatInt,
+  formatPercent,
+  markdownTable,
+  measureThroughput,
+  median,
+  retryingExhausted,
+} from './harness.js';
+
+/** The admin client with the commands this benchmark defines on it (`defineCommand`). */
+type BenchRedis = Redis & {
+  snowflakeClaim(...keysAndArgs: (string | number)[]): Promise<unknown[]>;
+  snowflakeRelease(...keysAndArgs: (string | number)[]): Promise<unknown[]>;
+  benchNextId(key: string): Promise<unknown>;
+};
 
 const CLAIMS = 2000;
 /** Requests outstanding at once against the round-trip generator: serial, and as a busy service would pipeline them. */
 const IN_FLIGHT = [1, 16, 64];
 const BOOTS = 15;
 
-function percentile(values, p) {
+export function percentile(values: readonly number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
@@ -34,9 +63,13 @@ function percentile(values, p) {
  * expiry set's size: the scripts' prelude then sees the namespace intact, neither a new Redis process nor a partial
  * loss, and no claim waits for settling.
  */
-export async function seedNamespace(redis, keys, { held, free, cursor, config }) {
+export async function seedNamespace(
+  redis: Redis,
+  keys: LeaseKeys,
+  { held, free, cursor, config }: { held: number; free: number; cursor: number; config: string },
+): Promise<void> {
   const future = Date.now() + 3_600_000;
-  const runId = /run_id:(\w+)/.exec(await redis.info('server'))[1];
+  const runId = /run_id:(\w+)/.exec(await redis.info('server'))![1];
   const replId = /master_replid:(\w+)/.exec(await redis.info('replication'))?.[1] ?? '';
   const server = `${runId}:${replId}`;
   await redis.del(keys.meta, keys.cursor, keys.expiry);
@@ -62,7 +95,7 @@ export async function seedNamespace(redis, keys, { held, free, cursor, config })
     settleMs: 0,
     server,
     config,
-    cursor: await redis.get(keys.cursor),
+    cursor: (await redis.get(keys.cursor)) ?? '',
     members: await redis.zcard(keys.expiry),
   });
 }
@@ -72,7 +105,7 @@ export async function seedNamespace(redis, keys, { held, free, cursor, config })
  * stands at the end of the ID space, as in a namespace that has handed out every ID once, so every claim takes the
  * sorted-set path (the oldest expired lease) rather than the cheaper never-used one.
  */
-async function claimLatency(redis, held) {
+async function claimLatency(redis: BenchRedis, held: number): Promise<{ p50: number; p99: number }> {
   const free = 16;
   // 17 worker bits (65,536 held leases and the 16 free IDs beside them); the layout enters only the configuration.
   const layout = resolveLayout({ workerBits: 17, sequenceBits: 5 });
@@ -80,13 +113,13 @@ async function claimLatency(redis, held) {
   const keys = leaseKeys({ namespace: `bench-${held}`, allocateDatacenter: false }, 0);
   const protocol = new LeaseProtocol(keys, settings);
   await seedNamespace(redis, keys, { held, free, cursor: settings.idCount, config: settings.config });
-  const samples = [];
+  const samples: number[] = [];
   // A claim names the ID whose record it declares; the lease remembers the one the last answer named.
   let candidate = held;
   for (let i = 0; i < CLAIMS + 200; i++) {
     const token = `c${i}`;
-    let raw;
-    let reply;
+    let raw: unknown[];
+    let reply: ReturnType<typeof LeaseProtocol.decodeClaim>;
     const start = performance.now();
     for (;;) {
       const args = protocol.claimArgs({
@@ -118,13 +151,20 @@ async function claimLatency(redis, held) {
 }
 
 /** Seeds the namespace of a module's lease options as settled, empty, under the configuration the module runs. */
-export async function seedSettled(redis, options) {
-  const { datacenterId, worker } = resolveSettings(options);
-  const keys = leaseKeys(worker.lease, datacenterId);
-  await seedNamespace(redis, keys, { held: 0, free: 0, cursor: 0, config: worker.lease.config });
+export async function seedSettled(redis: Redis, options: SnowflakeModuleOptions): Promise<void> {
+  const { datacenterId, lease } = leaseSettingsOf(options);
+  const keys = leaseKeys(lease, datacenterId);
+  await seedNamespace(redis, keys, { held: 0, free: 0, cursor: 0, config: lease.config });
 }
 
-async function bootApp(options) {
+/** The lease settings the module derives from `options` (which must configure `redis`). */
+export function leaseSettingsOf(options: SnowflakeModuleOptions): { datacenterId: number; lease: LeaseSettings } {
+  const { datacenterId, worker } = resolveSettings(options);
+  if (worker.kind !== 'redis') throw new Error(`expected options with a Redis lease, got a ${worker.kind} worker ID`);
+  return { datacenterId, lease: worker.lease };
+}
+
+async function bootApp(options: SnowflakeModuleOptions): Promise<INestApplicationContext> {
   class App {}
   Module({ imports: [SnowflakeModule.forRoot(options)] })(App);
   return NestFactory.createApplicationContext(App, { logger: false });
@@ -138,23 +178,35 @@ async function bootApp(options) {
  * Each window holds the event loop; between windows the run yields for a moment, so that the lease renews as an app's
  * would (a window is far shorter than the fence, ttl - margin).
  */
-async function clockCheckCost(server, settings, log) {
+/** A row of the clock-check table: `ids` and `cap` are absent on the `Date.now()` row. */
+interface CheckCandidate {
+  name: string;
+  layoutName: string;
+  kind: string;
+  ids?: IdService;
+  retries: { count: number };
+  cap?: number;
+  call: () => unknown;
+}
+
+async function clockCheckCost(server: RedisProcess, settings: Settings, log: Log) {
   const { windowMs, repeats } = settings;
-  const layouts = [
+  const layouts: { name: string; layout: LayoutPresetName | LayoutOptions }[] = [
     { name: '`twitter`', layout: 'twitter' },
     { name: '41/0/2/20 bits', layout: { preset: 'twitter', datacenterBits: 0, workerBits: 2, sequenceBits: 20 } },
   ];
   const ttlMs = 10_000;
-  const apps = [];
+  const apps: INestApplicationContext[] = [];
   try {
-    const list = [];
+    const list: CheckCandidate[] = [];
     for (const [i, { name, layout }] of layouts.entries()) {
-      const leased = { layout, redis: { url: server.url, namespace: `next-${i}`, ttlMs } };
+      const leased: SnowflakeModuleOptions = { layout, redis: { url: server.url, namespace: `next-${i}`, ttlMs } };
       await seedSettled(server.client, leased);
-      for (const [kind, options] of [
+      const kinds: [string, SnowflakeModuleOptions][] = [
         ['static worker ID', { layout, workerId: 1 + i }],
         ['Redis lease', leased],
-      ]) {
+      ];
+      for (const [kind, options] of kinds) {
         const app = await bootApp(options);
         apps.push(app);
         const ids = app.get(IdService);
@@ -191,8 +243,11 @@ async function clockCheckCost(server, settings, log) {
 }
 
 /** {@link measureThroughput}, one window at a time, yielding to the event loop between windows. */
-async function measureYielding(candidates, { windowMs, repeats, log }) {
-  const results = candidates.map(() => []);
+async function measureYielding(
+  candidates: readonly CheckCandidate[],
+  { windowMs, repeats, log }: { windowMs: number; repeats: number; log: Log },
+): Promise<{ median: number; rates: number[] }[]> {
+  const results = candidates.map((): number[] => []);
   const pause = () => new Promise((resolve) => setTimeout(resolve, 20));
   for (const candidate of candidates) {
     measureThroughput([candidate], { windowMs: Math.min(300, windowMs), repeats: 1, log: () => undefined });
@@ -209,10 +264,10 @@ async function measureYielding(candidates, { windowMs, repeats, log }) {
   return results.map((rates) => ({ median: [...rates].sort((a, b) => a - b)[Math.floor(rates.length / 2)], rates }));
 }
 
-async function bootTime(options) {
+async function bootTime(options: ((i: number) => SnowflakeModuleOptions) | undefined): Promise<number> {
   class Bare {}
   Module({})(Bare);
-  const times = [];
+  const times: number[] = [];
   for (let i = 0; i < BOOTS; i++) {
     const imports = options === undefined ? [] : [SnowflakeModule.forRoot(options(i))];
     class App {}
@@ -235,7 +290,7 @@ return {ms, seq}
 `;
 
 /** IDs per second from the Lua generator with `inFlight` requests outstanding at any time (1: strictly serial). */
-async function roundTripRate(redis, windowMs, inFlight) {
+async function roundTripRate(redis: BenchRedis, windowMs: number, inFlight: number): Promise<number> {
   const end = performance.now() + windowMs;
   let n = 0;
   const start = performance.now();
@@ -249,7 +304,7 @@ async function roundTripRate(redis, windowMs, inFlight) {
   return (n * 1000) / (performance.now() - start);
 }
 
-function localRate(windowMs) {
+function localRate(windowMs: number): number {
   const generator = new SnowflakeGenerator({ layout: resolveLayout({ preset: 'twitter' }), workerId: 1 });
   const end = performance.now() + windowMs;
   let n = 0;
@@ -267,7 +322,7 @@ export default {
   async run({ settings, log }) {
     const server = await startRedis();
     try {
-      const redis = server.client;
+      const redis = server.client as BenchRedis;
       redis.defineCommand('snowflakeClaim', { numberOfKeys: 4, lua: CLAIM_SCRIPT });
       redis.defineCommand('snowflakeRelease', { numberOfKeys: 4, lua: RELEASE_SCRIPT });
 
@@ -281,7 +336,10 @@ export default {
       log('  bootstrap time');
       const bare = await bootTime(undefined);
       const staticBoot = await bootTime(() => ({ workerId: 1 }));
-      const leaseOptions = { layout: { workerBits: 10 }, redis: { url: server.url, namespace: 'boot' } };
+      const leaseOptions: SnowflakeModuleOptions = {
+        layout: { workerBits: 10 },
+        redis: { url: server.url, namespace: 'boot' },
+      };
       // A settled namespace, as in a running deployment: the first-use settling wait is not part of a boot.
       await seedSettled(redis, leaseOptions);
       const leaseBoot = await bootTime(() => leaseOptions);
@@ -291,7 +349,7 @@ export default {
 
       log('  local generation against a Redis round trip per ID');
       redis.defineCommand('benchNextId', { numberOfKeys: 1, lua: LUA_GENERATOR });
-      const remote = {};
+      const remote: Record<number, number> = {};
       for (const inFlight of IN_FLIGHT) {
         remote[inFlight] = median([
           await roundTripRate(redis, settings.windowMs / 2, inFlight),
@@ -301,11 +359,11 @@ export default {
       const fastestRemote = Math.max(...Object.values(remote));
       const local = median([localRate(settings.windowMs / 2), localRate(settings.windowMs / 2)]);
 
-      const fmt = (ms) => `${ms.toFixed(3)} ms`;
+      const fmt = (ms: number) => `${ms.toFixed(3)} ms`;
       const [twitterStatic, twitterLeased, wideStatic, wideLeased, dateNow] = check.rows;
       const wideLeasedRatio = wideLeased.rate / wideStatic.rate;
       const leasedOverNow = dateNow.rate / wideLeased.rate;
-      const leasedShare = twitterLeased.rate / twitterLeased.cap;
+      const leasedShare = twitterLeased.rate / twitterLeased.cap!;
       const leasedRatio = twitterLeased.rate / twitterStatic.rate;
       const sections = [
         [
@@ -410,4 +468,4 @@ export default {
       await server.stop();
     }
   },
-};
+} satisfies Bench;

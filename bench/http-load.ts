@@ -3,7 +3,7 @@
  * each sending GET requests one after another for `durationMs`. Prints one JSON line: requests answered 2xx,
  * errors (other statuses, socket errors), requests per second and latency percentiles in ms.
  *
- *   node bench/http-load.js <url> <connections> <durationMs>
+ *   node .bench/http-load.js (compiled from bench/http-load.ts) <url> <connections> <durationMs>
  */
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
@@ -12,25 +12,27 @@ const [url, connectionsText, durationText] = process.argv.slice(2);
 const connections = Number(connectionsText);
 const durationMs = Number(durationText);
 const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
-const latencies = [];
+const latencies: number[] = [];
 let ok = 0;
-const errors = {};
+const errors: Record<string, number> = {};
 const end = performance.now() + durationMs;
 
-function once() {
+function once(): Promise<void> {
   return new Promise((resolve) => {
     const started = performance.now();
     const request = http.get(url, { agent }, (response) => {
       response.resume();
       response.on('end', () => {
         latencies.push(performance.now() - started);
-        if (response.statusCode >= 200 && response.statusCode < 300) ok++;
-        else errors[`HTTP ${response.statusCode}`] = (errors[`HTTP ${response.statusCode}`] ?? 0) + 1;
+        const status = response.statusCode ?? 0;
+        if (status >= 200 && status < 300) ok++;
+        else errors[`HTTP ${status}`] = (errors[`HTTP ${status}`] ?? 0) + 1;
         resolve();
       });
     });
-    request.on('error', (error) => {
-      errors[error.code ?? error.message] = (errors[error.code ?? error.message] ?? 0) + 1;
+    request.on('error', (error: NodeJS.ErrnoException) => {
+      const key = error.code ?? error.message;
+      errors[key] = (errors[key] ?? 0) + 1;
       resolve();
     });
   });
@@ -44,6 +46,6 @@ const started = performance.now();
 await Promise.all(Array.from({ length: connections }, connection));
 const elapsed = performance.now() - started;
 latencies.sort((a, b) => a - b);
-const at = (q) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN;
+const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN;
 agent.destroy();
 process.stdout.write(`${JSON.stringify({ ok, errors, rate: (ok * 1000) / elapsed, p50: at(0.5), p99: at(0.99) })}\n`);

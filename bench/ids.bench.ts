@@ -12,8 +12,9 @@ import { do_not_optimize, measure } from 'mitata';
 import nodejsSnowflake from 'nodejs-snowflake';
 import snowflakeUuid from 'snowflake-uuid';
 import { v7 as uuidv7 } from 'uuid';
-import { SnowflakeGenerator, resolveLayout } from '../dist/index.js';
+import { SnowflakeGenerator, resolveLayout, type Layout } from 'nestjs-snowflake';
 import {
+  type Bench,
   collectGarbage,
   formatInt,
   formatPercent,
@@ -21,6 +22,7 @@ import {
   measureThroughput,
   median,
   retryingExhausted,
+  type Log,
   takeEach,
   uniqueness,
 } from './harness.js';
@@ -32,9 +34,21 @@ const TARGET_WIDE_RATIO = 2.5;
 const BATCH = 1000;
 
 /** IDs per second a layout allows one worker: 2^sequence per time unit. */
-const capOf = (layout) => 2 ** layout.sequenceBits * (1000 / layout.timeUnitMs);
+const capOf = (layout: Layout) => 2 ** layout.sequenceBits * (1000 / layout.timeUnitMs);
 
-function candidates() {
+/** A generator in the tables: how to call it, how to compare its IDs, and what it may reach. */
+interface IdCandidate {
+  name: string;
+  call: () => unknown;
+  perCall?: number;
+  retries?: { count: number };
+  take?: (n: number) => unknown[];
+  key: (id: unknown) => bigint | string;
+  cap: number | undefined;
+  notes: string;
+}
+
+function candidates(): IdCandidate[] {
   const twitter = resolveLayout({ preset: 'twitter' });
   const twitterCap = capOf(twitter);
   const ours = () => new SnowflakeGenerator({ layout: twitter, datacenterId: 1, workerId: 1 });
@@ -45,7 +59,7 @@ function candidates() {
   const retries = [{ count: 0 }, { count: 0 }, { count: 0 }];
   const next = retryingExhausted(() => forNext.next(), retries[0]);
   const nextString = retryingExhausted(() => forString.nextString(), retries[1]);
-  const nextBatch = retryingExhausted((n) => forBatch.nextBatch(n), retries[2]);
+  const nextBatch = retryingExhausted((n: number) => forBatch.nextBatch(n), retries[2]);
   const sapphire = new SapphireSnowflake(twitter.epoch);
   const flake = new FlakeId({ datacenter: 1, worker: 1, epoch: twitter.epoch });
   const flakeNext = () => {
@@ -61,7 +75,7 @@ function candidates() {
   const wasm = new nodejsSnowflake.Snowflake({ custom_epoch: twitter.epoch, instance_id: 1 });
   const worker = new snowflakeUuid.Worker(1, 1, { epoch: twitter.epoch });
 
-  const bigint = (id) => id;
+  const bigint = (id: unknown) => id as bigint;
   return [
     {
       name: 'nestjs-snowflake `next()`',
@@ -75,7 +89,7 @@ function candidates() {
       name: 'nestjs-snowflake `nextString()`',
       call: nextString,
       retries: retries[1],
-      key: (id) => BigInt(id),
+      key: (id) => BigInt(id as string),
       cap: twitterCap,
       notes: 'decimal string',
     },
@@ -85,7 +99,7 @@ function candidates() {
       perCall: BATCH,
       retries: retries[2],
       take: (n) => {
-        const out = [];
+        const out: bigint[] = [];
         while (out.length < n) out.push(...nextBatch(Math.min(BATCH, n - out.length)));
         return out;
       },
@@ -103,7 +117,7 @@ function candidates() {
     {
       name: 'flake-idgen `next()`',
       call: flakeNext,
-      key: (buffer) => buffer.readBigUInt64BE(0),
+      key: (buffer) => (buffer as Buffer).readBigUInt64BE(0),
       cap: twitterCap,
       notes: '8-byte Buffer; throws on overflow, retried',
     },
@@ -139,18 +153,18 @@ function candidates() {
 }
 
 /** mitata's median time per call, in nanoseconds. */
-async function nsPerCall(fn) {
+async function nsPerCall(fn: () => unknown): Promise<number> {
   collectGarbage();
   const stats = await measure(fn);
   return stats.p50;
 }
 
-async function wideCost(repeats, log) {
+async function wideCost(repeats: number, log: Log) {
   const layout = resolveLayout({ preset: 'twitter', datacenterBits: 0, workerBits: 2, sequenceBits: 20 });
   const generator = new SnowflakeGenerator({ layout, workerId: 1 });
   const dateNow = () => do_not_optimize(Date.now());
   const next = () => do_not_optimize(generator.next());
-  const rounds = [];
+  const rounds: { nowNs: number; nextNs: number; ratio: number }[] = [];
   for (let round = 0; round < repeats; round++) {
     // Alternating which goes first, so that a drift in the machine's state within a round favours neither.
     const nowFirst = round % 2 === 0;
@@ -189,7 +203,7 @@ export default {
 
     log(`uniqueness: ${formatInt(sampleSize)} consecutive IDs per generator`);
     const checks = list.map((candidate) => {
-      const take = candidate.take ?? ((n) => takeEach(candidate.call, n));
+      const take = candidate.take ?? ((n: number) => takeEach(candidate.call, n));
       const result = uniqueness({ take, key: candidate.key }, sampleSize);
       log(`  ${candidate.name}: ${result.duplicates} duplicates`);
       return result;
@@ -228,7 +242,7 @@ export default {
     );
 
     const w = wide.layout;
-    const times = (x) => `${x.toFixed(2)}×`;
+    const times = (x: number) => `${x.toFixed(2)}×`;
     const costTable = markdownTable(
       ['call', 'ns per call (median)', 'ratio of the medians', "rounds' ratios: median (range)"],
       [
@@ -243,7 +257,7 @@ export default {
     );
     const wideRatio = Math.max(wide.mediansRatio, wide.pairedRatio);
 
-    const rateOf = (i) => rates[i].median / list[i].cap;
+    const rateOf = (i: number) => rates[i].median / list[i].cap!;
     const oursClean = [0, 1, 2].every((i) => checks[i].duplicates === 0 && checks[i].increasing);
     const targets = [
       {
@@ -285,4 +299,4 @@ export default {
       targets,
     };
   },
-};
+} satisfies Bench;

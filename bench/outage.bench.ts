@@ -9,15 +9,18 @@
  *   namespace has settled.
  * - A new instance booted right after a restart: its claim waits for the namespace to settle (12 s).
  */
-import { SETTLE_AFTER_LOSS_MS } from '../dist/lease/lease.contract.js';
 import 'reflect-metadata';
-import { Module } from '@nestjs/common';
+import { Module, type INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { performance } from 'node:perf_hooks';
-import { IdService, SnowflakeModule, WorkerUnavailableError } from '../dist/index.js';
-import { resolveSettings } from '../dist/module/snowflake.settings.js';
-import { formatInt, markdownTable, median } from './harness.js';
-import { startRedis } from './redis-process.js';
+import { IdService, SnowflakeModule, WorkerUnavailableError, type SnowflakeModuleOptions } from 'nestjs-snowflake';
+// Internal: the settling time after a data loss is the lease's constant, not an option; the goal quotes it.
+import { SETTLE_AFTER_LOSS_MS } from '../dist/lease/lease.contract.js';
+import { leaseSettingsOf } from './lease.bench.js';
+import { type Bench, type Log, formatInt, markdownTable, median } from './harness.js';
+import { startRedis, type RedisProcess } from './redis-process.js';
+
+type LeaseSettings = ReturnType<typeof leaseSettingsOf>['lease'];
 
 const TTL_MS = 3000;
 const RESTART_DOWN_MS = 1000;
@@ -27,13 +30,13 @@ const RESTART_PHASES = [0.1, 0.5, 0.95];
 const OUTAGE_DOWN_MS = TTL_MS + 2000;
 const NEW_INSTANCE_BOOTS = 3;
 
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-function moduleOptions(url, namespace) {
+function moduleOptions(url: string, namespace: string): SnowflakeModuleOptions {
   return { layout: { workerBits: 10 }, redis: { url, namespace, ttlMs: TTL_MS } };
 }
 
-async function bootApp(options) {
+async function bootApp(options: SnowflakeModuleOptions): Promise<INestApplicationContext> {
   class App {}
   Module({ imports: [SnowflakeModule.forRoot(options)] })(App);
   return NestFactory.createApplicationContext(App, { logger: false });
@@ -44,12 +47,11 @@ async function bootApp(options) {
  * `WorkerUnavailableError` reason, or the name of any other error.
  */
 class Driver {
-  constructor(ids) {
-    this.ids = ids;
-    this.times = [];
-    this.outcomes = [];
-    this.timer = undefined;
-  }
+  private readonly times: number[] = [];
+  private readonly outcomes: string[] = [];
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly ids: IdService) {}
 
   start() {
     this.timer = setInterval(() => {
@@ -58,7 +60,8 @@ class Driver {
       try {
         this.ids.next();
       } catch (error) {
-        outcome = error instanceof WorkerUnavailableError ? error.reason : (error?.name ?? String(error));
+        outcome =
+          error instanceof WorkerUnavailableError ? error.reason : error instanceof Error ? error.name : String(error);
       }
       this.times.push(at);
       this.outcomes.push(outcome);
@@ -70,7 +73,7 @@ class Driver {
   }
 
   /** Whether a call after `since` issued an ID. */
-  succeededSince(since) {
+  succeededSince(since: number): boolean {
     for (let i = this.times.length - 1; i >= 0 && this.times[i] > since; i--) {
       if (this.outcomes[i] === 'ok') return true;
     }
@@ -81,12 +84,12 @@ class Driver {
    * The calls between `from` and `to`: how many, the refused ones by reason, and the time without IDs (the longest
    * span from a first refused call to the next successful one; to `to` when none succeeded after it).
    */
-  summary(from, to) {
+  summary(from: number, to: number) {
     let calls = 0;
     let gapMs = 0;
     let recovered = true;
-    let firstRefused = null;
-    const refused = {};
+    let firstRefused: number | null = null;
+    const refused: Record<string, number> = {};
     for (let i = 0; i < this.times.length; i++) {
       const at = this.times[i];
       if (at < from || at > to) continue;
@@ -109,7 +112,7 @@ class Driver {
 }
 
 /** Resolves just after the lease's next confirmed renewal (its `lastRenewalAt` changes). */
-async function nextRenewal(ids, limitMs) {
+async function nextRenewal(ids: IdService, limitMs: number): Promise<void> {
   const before = ids.status().lease?.lastRenewalAt;
   const deadline = performance.now() + limitMs;
   while (ids.status().lease?.lastRenewalAt === before) {
@@ -118,20 +121,20 @@ async function nextRenewal(ids, limitMs) {
   }
 }
 
-function describeRefused(refused) {
+function describeRefused(refused: Record<string, number>): string {
   const entries = Object.entries(refused);
   if (entries.length === 0) return 'none';
   return entries.map(([reason, count]) => `${formatInt(count)} \`${reason}\``).join(', ');
 }
 
 /** A running instance across restarts with a short downtime, then across an outage longer than the TTL. */
-async function runningInstance(server, lease, log) {
+async function runningInstance(server: RedisProcess, lease: LeaseSettings, log: Log) {
   const app = await bootApp(moduleOptions(server.url, 'running'));
   const ids = app.get(IdService);
   const driver = new Driver(ids);
   driver.start();
   try {
-    const restarts = [];
+    const restarts: (ReturnType<Driver['summary']> & { phase: number; downMs: number; kept: boolean })[] = [];
     for (let r = 0; r < RESTARTS; r++) {
       const phase = RESTART_PHASES[r % RESTART_PHASES.length];
       await nextRenewal(ids, 2 * TTL_MS);
@@ -146,7 +149,7 @@ async function runningInstance(server, lease, log) {
         phase,
         downMs: answeredAt - killedAt,
         ...driver.summary(from, performance.now()),
-        kept: after.workerId === before.workerId && after.lease.switches === before.lease.switches,
+        kept: after.workerId === before.workerId && after.lease?.switches === before.lease?.switches,
       };
       restarts.push(result);
       log(
@@ -168,7 +171,7 @@ async function runningInstance(server, lease, log) {
     const outage = {
       downMs: answeredAt - killedAt,
       ...driver.summary(from, performance.now()),
-      kept: after.workerId === before.workerId && after.lease.switches === before.lease.switches,
+      kept: after.workerId === before.workerId && after.lease?.switches === before.lease?.switches,
       workerIds: `${before.workerId} → ${after.workerId}`,
     };
     log(
@@ -183,8 +186,8 @@ async function runningInstance(server, lease, log) {
 }
 
 /** New instances, each booted right after a restart, against a Redis that lost the namespace's data. */
-async function newInstances(server, log) {
-  const boots = [];
+async function newInstances(server: RedisProcess, log: Log) {
+  const boots: { bootMs: number; firstIdMs: number }[] = [];
   for (let i = 0; i < NEW_INSTANCE_BOOTS; i++) {
     await server.restart(RESTART_DOWN_MS);
     const start = performance.now();
@@ -208,14 +211,13 @@ export default {
   async run({ log }) {
     const server = await startRedis();
     try {
-      const { worker } = resolveSettings(moduleOptions(server.url, 'running'));
-      const lease = worker.lease;
+      const { lease } = leaseSettingsOf(moduleOptions(server.url, 'running'));
       log(`  a running instance across ${RESTARTS} restarts (${RESTART_DOWN_MS} ms down) and an outage`);
       const { restarts, outage } = await runningInstance(server, lease, log);
       log('  new instances booted right after a restart');
       const boots = await newInstances(server, log);
 
-      const ms = (value) => `${formatInt(value)} ms`;
+      const ms = (value: number) => `${formatInt(value)} ms`;
       const maxGap = Math.max(...restarts.map((r) => r.gapMs));
       const allRecovered = restarts.every((r) => r.recovered);
       const firstIds = boots.map((b) => b.firstIdMs);
@@ -286,4 +288,4 @@ export default {
       await server.stop();
     }
   },
-};
+} satisfies Bench;

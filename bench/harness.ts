@@ -6,7 +6,55 @@
  * fixed wall-clock window, repeated and reduced to the median.
  */
 import { performance } from 'node:perf_hooks';
-import { SequenceExhaustedError } from '../dist/index.js';
+import { SequenceExhaustedError } from 'nestjs-snowflake';
+
+/** Progress lines, written to stderr. */
+export type Log = (line: string) => void;
+
+/** The run's settings, from the environment (see below). */
+export type Settings = typeof settings;
+
+/** One row of the targets table that `npm run bench` prints last. */
+export interface Target {
+  name: string;
+  measured: string;
+  goal: string;
+  pass: boolean;
+  /** Shown instead of PASS or MISS when set (a target that could not be measured, for example). */
+  verdict?: string;
+}
+
+/** What a bench module's `run` returns: markdown sections printed under its title, and its targets. */
+export interface BenchResult {
+  sections: string[];
+  targets: Target[];
+}
+
+/** What run.ts hands each bench module. */
+export interface BenchContext {
+  settings: Settings;
+  log: Log;
+}
+
+/** A bench module's default export, run by run.ts. */
+export interface Bench {
+  name: string;
+  title: string;
+  run(context: BenchContext): Promise<BenchResult> | BenchResult;
+}
+
+/** A candidate of a throughput table: `call` issues `perCall` IDs (1 unless a batch). */
+export interface ThroughputCandidate {
+  name: string;
+  call: () => unknown;
+  perCall?: number;
+}
+
+/** A candidate of a uniqueness check: `take(n)` issues `n` IDs, `key` maps one to a comparable value. */
+export interface UniquenessCandidate<T> {
+  take: (n: number) => T[];
+  key: (id: T) => bigint | string;
+}
 
 /** Environment knobs for quick runs; the defaults are the published figures' settings. */
 export const settings = {
@@ -15,16 +63,16 @@ export const settings = {
   sampleSize: positiveInt(process.env.BENCH_SAMPLE, 1_000_000),
 };
 
-function positiveInt(text, fallback) {
+function positiveInt(text: string | undefined, fallback: number): number {
   const value = Number(text);
   return text !== undefined && Number.isSafeInteger(value) && value > 0 ? value : fallback;
 }
 
 export function collectGarbage() {
-  if (typeof globalThis.gc === 'function') globalThis.gc();
+  globalThis.gc?.();
 }
 
-export function median(values) {
+export function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
   return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
@@ -34,7 +82,16 @@ export function median(values) {
  * Builds a timing loop of its own for one candidate. Sharing one loop would make its call site megamorphic once a
  * few candidates ran through it, and every later candidate would be measured without inlining.
  */
-function compileLoop() {
+type TimingLoop = (
+  call: () => unknown,
+  inner: number,
+  end: number,
+  now: () => number,
+) => { calls: number; sink: unknown };
+
+function compileLoop(): TimingLoop {
+  // A new function object per candidate is the point (see above); its source is this fixed text.
+  // eslint-disable-next-line @typescript-eslint/no-implied-eval
   return new Function(
     'call',
     'inner',
@@ -47,23 +104,23 @@ function compileLoop() {
       calls += inner;
     } while (now() < end);
     return { calls, sink };`,
-  );
+  ) as TimingLoop;
 }
 
 /**
  * Counts the IDs a candidate issues in `windowMs` of wall time.
- *
- * @param {{ call: () => unknown, perCall?: number }} candidate `call` issues `perCall` IDs (1 unless a batch)
- * @returns {{ once: (windowMs: number) => number }} `once` runs one window and returns IDs per second
+ * `once` runs one window and returns IDs per second.
  */
-export function throughputMeter(candidate) {
+export function throughputMeter(candidate: Pick<ThroughputCandidate, 'call' | 'perCall'>): {
+  once: (windowMs: number) => number;
+} {
   const loop = compileLoop();
   const perCall = candidate.perCall ?? 1;
   // Read the clock about every 256 IDs: often enough for a precise window, rarely enough to cost nothing.
   const inner = Math.max(1, Math.round(256 / perCall));
   const now = () => performance.now();
   return {
-    once(windowMs) {
+    once(windowMs: number) {
       const start = performance.now();
       const { calls } = loop(candidate.call, inner, start + windowMs, now);
       const elapsed = performance.now() - start;
@@ -76,14 +133,17 @@ export function throughputMeter(candidate) {
  * Runs every candidate's window `repeats` times, round-robin so that a slow moment of the machine hits all candidates
  * alike, after one short warm-up window each. Returns the median IDs/s per candidate, in input order.
  */
-export function measureThroughput(candidates, { windowMs, repeats, log }) {
+export function measureThroughput(
+  candidates: readonly ThroughputCandidate[],
+  { windowMs, repeats, log }: { windowMs: number; repeats: number; log: Log },
+): { median: number; rates: number[] }[] {
   const meters = candidates.map((c) => throughputMeter(c));
   meters.forEach((meter, i) => {
     log(`  warm-up ${candidates[i].name}`);
     collectGarbage();
     meter.once(Math.min(300, windowMs));
   });
-  const results = candidates.map(() => []);
+  const results = candidates.map((): number[] => []);
   for (let round = 0; round < repeats; round++) {
     meters.forEach((meter, i) => {
       collectGarbage();
@@ -100,7 +160,8 @@ export function measureThroughput(candidates, { windowMs, repeats, log }) {
  * bounded wait that gave up (a process descheduled in the middle of it, on a busy machine) shows in the table instead
  * of ending the run. Compiled for each candidate, like the timing loop, so that the call to `fn` stays monomorphic.
  */
-export function retryingExhausted(fn, retries) {
+export function retryingExhausted<F extends (arg: never) => unknown>(fn: F, retries: { count: number }): F {
+  // eslint-disable-next-line @typescript-eslint/no-implied-eval, @typescript-eslint/no-unsafe-call -- compiled per candidate, as above
   return new Function(
     'fn',
     'retries',
@@ -115,21 +176,24 @@ export function retryingExhausted(fn, retries) {
         }
       }
     };`,
-  )(fn, retries, SequenceExhaustedError);
+  )(fn, retries, SequenceExhaustedError) as F;
 }
 
 /**
  * Takes `n` consecutive IDs and reports how many repeat an earlier one and whether they strictly increase in the
  * order issued. `key` maps an ID to a bigint (compared numerically) or a string (compared as text).
  */
-export function uniqueness(candidate, n) {
+export function uniqueness<T>(
+  candidate: UniquenessCandidate<T>,
+  n: number,
+): { duplicates: number; increasing: boolean } {
   collectGarbage();
   const keys = candidate.take(n).map(candidate.key);
   let increasing = true;
   for (let i = 1; i < keys.length && increasing; i++) increasing = keys[i - 1] < keys[i];
-  let duplicates;
+  let duplicates: number;
   if (typeof keys[0] === 'bigint') {
-    const sorted = BigUint64Array.from(keys).sort();
+    const sorted = BigUint64Array.from(keys as bigint[]).sort();
     duplicates = 0;
     for (let i = 1; i < sorted.length; i++) if (sorted[i] === sorted[i - 1]) duplicates++;
   } else {
@@ -139,17 +203,17 @@ export function uniqueness(candidate, n) {
 }
 
 /** Calls `next` `n` times into an array: the default `take` of a candidate that issues one ID per call. */
-export function takeEach(next, n) {
-  const out = new Array(n);
+export function takeEach<T>(next: () => T, n: number): T[] {
+  const out = new Array<T>(n);
   for (let i = 0; i < n; i++) out[i] = next();
   return out;
 }
 
-export function formatInt(value) {
+export function formatInt(value: number): string {
   return Math.round(value).toLocaleString('en-US');
 }
 
-export function formatPercent(ratio) {
+export function formatPercent(ratio: number): string {
   return `${(ratio * 100).toFixed(1)} %`;
 }
 
@@ -159,7 +223,13 @@ const ALIGN = { left: ':--', right: '--:', center: ':-:' };
  * A markdown table from a header row and data rows. `align` gives each column's alignment (`left`, `right` or
  * `center`); by default the first column is left-aligned and the others, figures, right-aligned.
  */
-export function markdownTable(header, rows, align = header.map((_, i) => (i === 0 ? 'left' : 'right'))) {
+export type Align = keyof typeof ALIGN;
+
+export function markdownTable(
+  header: readonly string[],
+  rows: readonly (readonly (string | number)[])[],
+  align: readonly Align[] = header.map((_, i) => (i === 0 ? 'left' : 'right')),
+): string {
   const rule = align.map((a) => ALIGN[a]);
   return [header, rule, ...rows].map((cells) => `| ${cells.join(' | ')} |`).join('\n');
 }

@@ -5,29 +5,50 @@
  *
  * Each round times one write of each side back to back, in alternating order, each after a minor garbage collection;
  * the overhead is the median of the rounds' paired ratios, and the ratio of the two sides' median times; the target
- * takes the larger (as typeorm.bench.js does).
+ * takes the larger (as typeorm.bench.ts does).
  *
- *   npm run build && node --expose-gc bench/orm-columns.bench.js
+ *   npm run build && npm run bench:build && node --expose-gc .bench/orm-columns.bench.js
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
-import { EntitySchema } from '@mikro-orm/core';
+import { EntitySchema, type Constructor, type Type } from '@mikro-orm/core';
 import { BetterSqliteDriver, MikroORM } from '@mikro-orm/better-sqlite';
 import Database from 'better-sqlite3';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { integer, sqliteTable, text } from 'drizzle-orm/sqlite-core';
-import { IdService } from '../dist/index.js';
-import { safeIntegerDriver, sqliteSnowflakeId } from '../dist/drizzle.js';
-import { SnowflakeIdType, snowflakeIdSubscriber } from '../dist/mikro-orm.js';
-import { formatPercent, markdownTable, median, settings as defaultSettings } from './harness.js';
+import { IdService } from 'nestjs-snowflake';
+import { safeIntegerDriver, sqliteSnowflakeId } from 'nestjs-snowflake/drizzle';
+import { SnowflakeIdType, snowflakeIdSubscriber } from 'nestjs-snowflake/mikro-orm';
+import {
+  type Bench,
+  type BenchContext,
+  type Log,
+  formatPercent,
+  markdownTable,
+  median,
+  settings as defaultSettings,
+} from './harness.js';
+
+type Side = 'generated' | 'manual';
+
+/** One ORM's two sides: each call times one bulk write (rows built and written). */
+interface Case {
+  name: string;
+  rows: number;
+  generated: () => Promise<number>;
+  manual: () => Promise<number>;
+  /** Distinct IDs in the generated side's table after its last write. */
+  count: () => unknown;
+  close: () => Promise<unknown>;
+}
 
 const TARGET_OVERHEAD = 0.05;
 const collectGarbageBeforeWrite = () => globalThis.gc?.({ type: 'minor' });
 
-function openSqlite(file) {
+function openSqlite(file: string) {
   const database = new (safeIntegerDriver(Database))(file);
   database.pragma('journal_mode = WAL');
   database.pragma('synchronous = NORMAL');
@@ -35,7 +56,7 @@ function openSqlite(file) {
 }
 
 /** Drizzle: one `insert().values(rows)` of `rows` rows into each side's table. */
-function drizzleCase(dir, ids, rows) {
+function drizzleCase(dir: string, ids: IdService, rows: number): Case {
   const database = openSqlite(join(dir, 'drizzle.db'));
   database.exec('CREATE TABLE generated (id INTEGER PRIMARY KEY, n INTEGER NOT NULL, label TEXT NOT NULL)');
   database.exec('CREATE TABLE manual (id INTEGER PRIMARY KEY, n INTEGER NOT NULL, label TEXT NOT NULL)');
@@ -50,7 +71,7 @@ function drizzleCase(dir, ids, rows) {
     label: text('label').notNull(),
   });
   const db = drizzle({ client: database });
-  const build = (withId) =>
+  const build = (withId: boolean) =>
     Array.from({ length: rows }, (_, n) =>
       withId ? { id: ids.next(), n, label: `row ${n}` } : { n, label: `row ${n}` },
     );
@@ -68,19 +89,20 @@ function drizzleCase(dir, ids, rows) {
       database.exec('DELETE FROM manual');
       collectGarbageBeforeWrite();
       const start = performance.now();
-      await db.insert(manual).values(build(true));
+      // Drizzle's SQLite integer column types its values as numbers; better-sqlite3 binds these bigints exactly.
+      await db.insert(manual).values(build(true) as unknown as (typeof manual.$inferInsert)[]);
       return performance.now() - start;
     },
-    count: () => database.prepare('SELECT COUNT(DISTINCT id) AS ids FROM generated').get().ids,
-    close: async () => database.close(),
+    count: () => (database.prepare('SELECT COUNT(DISTINCT id) AS ids FROM generated').get() as { ids: bigint }).ids,
+    close: () => Promise.resolve(database.close()),
   };
 }
 
 /** MikroORM: `rows` entities persisted and flushed in one unit of work. */
-async function mikroCase(dir, ids, rows) {
+async function mikroCase(dir: string, ids: IdService, rows: number): Promise<Case> {
   class Generated {}
   class Manual {}
-  const schema = (cls, table, idType) =>
+  const schema = (cls: Constructor<object>, table: string, idType: string | Constructor<Type<unknown>>) =>
     new EntitySchema({
       class: cls,
       tableName: table,
@@ -104,7 +126,7 @@ async function mikroCase(dir, ids, rows) {
   for (const table of ['generated', 'manual']) {
     await connection.execute(`CREATE TABLE ${table} (id INTEGER PRIMARY KEY, n INTEGER NOT NULL, label TEXT NOT NULL)`);
   }
-  const write = async (cls, table, withId) => {
+  const write = async (cls: Constructor<object>, table: string, withId: boolean) => {
     await connection.execute(`DELETE FROM ${table}`);
     collectGarbageBeforeWrite();
     const start = performance.now();
@@ -122,38 +144,44 @@ async function mikroCase(dir, ids, rows) {
     rows,
     generated: () => write(Generated, 'generated', false),
     manual: () => write(Manual, 'manual', true),
-    count: async () => Number((await connection.execute('SELECT COUNT(DISTINCT id) AS ids FROM generated'))[0].ids),
+    count: async () =>
+      Number((await connection.execute<{ ids: bigint }[]>('SELECT COUNT(DISTINCT id) AS ids FROM generated'))[0].ids),
     close: () => orm.close(),
   };
 }
 
 /** Rounds of one write of each side, alternating which goes first, until the budget ends (at least `minRounds`). */
-async function measure(testCase, { minRounds, budgetMs, log }) {
+async function measure(
+  testCase: Case,
+  { minRounds, budgetMs, log }: { minRounds: number; budgetMs: number; log: Log },
+) {
   for (let i = 0; i < 3; i++) {
     await testCase.generated();
     await testCase.manual();
   }
-  const times = { generated: [], manual: [] };
-  const ratios = [];
+  const times: Record<Side, number[]> = { generated: [], manual: [] };
+  const ratios: number[] = [];
   const deadline = performance.now() + budgetMs;
   do {
-    const order = ratios.length % 2 === 0 ? ['generated', 'manual'] : ['manual', 'generated'];
-    const ms = {};
+    const order: Side[] = ratios.length % 2 === 0 ? ['generated', 'manual'] : ['manual', 'generated'];
+    const ms: Partial<Record<Side, number>> = {};
     for (const side of order) ms[side] = await testCase[side]();
-    times.generated.push(ms.generated);
-    times.manual.push(ms.manual);
-    ratios.push(ms.generated / ms.manual);
+    times.generated.push(ms.generated!);
+    times.manual.push(ms.manual!);
+    ratios.push(ms.generated! / ms.manual!);
   } while (ratios.length < minRounds || performance.now() < deadline);
   const distinct = Number(await testCase.count());
   if (distinct !== testCase.rows)
     throw new Error(`${testCase.name}: ${distinct} distinct IDs, expected ${testCase.rows}`);
+  const generated = median(times.generated);
+  const manual = median(times.manual);
   const result = {
     rounds: ratios.length,
-    generated: median(times.generated),
-    manual: median(times.manual),
+    generated,
+    manual,
     overhead: median(ratios) - 1,
+    mediansOverhead: generated / manual - 1,
   };
-  result.mediansOverhead = result.generated / result.manual - 1;
   log(
     `  ${testCase.name}: ${result.rounds} rounds, by hand ${result.manual.toFixed(1)} ms, generated ` +
       `${result.generated.toFixed(1)} ms, overhead ${formatPercent(result.overhead)} (medians' ratio ` +
@@ -165,13 +193,16 @@ async function measure(testCase, { minRounds, budgetMs, log }) {
 const bench = {
   name: 'orm-columns',
   title: 'Drizzle and MikroORM: generated ID columns, bulk insert',
-  async run({ settings = defaultSettings, log = (line) => process.stderr.write(`${line}\n`) } = {}) {
+  async run({
+    settings = defaultSettings,
+    log = (line) => void process.stderr.write(`${line}\n`),
+  }: Partial<BenchContext> = {}) {
     const dir = mkdtempSync(join(tmpdir(), 'snowflake-bench-orm-'));
     const ids = new IdService({ workerId: 1, workerLock: false });
     await ids.onModuleInit();
     const testCases = [drizzleCase(dir, ids, 10_000), await mikroCase(dir, ids, 2_000)];
     try {
-      const results = [];
+      const results: ({ testCase: Case } & Awaited<ReturnType<typeof measure>>)[] = [];
       for (const testCase of testCases) {
         results.push({
           testCase,
@@ -218,7 +249,7 @@ const bench = {
       rmSync(dir, { recursive: true, force: true });
     }
   },
-};
+} satisfies Bench;
 
 export default bench;
 

@@ -13,7 +13,7 @@
  * declares `id`, the target case), and plain objects built without `id` against literals that include it. The second
  * shows what a user pays for passing plain objects; the fix is the first.
  *
- *   npm run build && node --expose-gc bench/typeorm.bench.js
+ *   npm run build && npm run bench:build && node --expose-gc .bench/typeorm.bench.js
  */
 import 'reflect-metadata';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -25,50 +25,64 @@ import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import Database from 'better-sqlite3';
-import { Column, DataSource, Entity, PrimaryColumn } from 'typeorm';
-import { IdService, SnowflakeModule } from '../dist/index.js';
-import { GeneratedId, safeIntegerDriver, SnowflakeTypeOrmModule } from '../dist/typeorm.js';
-import { formatPercent, markdownTable, median, settings as defaultSettings } from './harness.js';
+import { Column, DataSource, Entity, PrimaryColumn, type DataSourceOptions, type Repository } from 'typeorm';
+import { IdService, SnowflakeModule } from 'nestjs-snowflake';
+import { GeneratedId, safeIntegerDriver, SnowflakeTypeOrmModule } from 'nestjs-snowflake/typeorm';
+import {
+  type Bench,
+  type BenchContext,
+  type Log,
+  formatPercent,
+  markdownTable,
+  median,
+  settings as defaultSettings,
+} from './harness.js';
 
 const ROWS = 10_000;
 const TARGET_OVERHEAD = 0.05;
 
-// Plain JS has no decorator syntax; decorators are functions, applied here as TypeScript would. `jsType` stands in
-// for the design:type metadata a TypeScript compiler records. The fields are what TypeScript emits for
-// `id!: bigint` and the like with its default `useDefineForClassFields` on ES2022.
+// Entities as an app declares them. With ES2022 and `useDefineForClassFields` (TypeScript's default there), each
+// declared field is an own property of every instance, `id` included, as in apps.
+@Entity('bench_generated_row')
 class GeneratedRow {
-  id;
-  n;
-  label;
-}
-Entity('bench_generated_row')(GeneratedRow);
-GeneratedId({ jsType: 'bigint' })(GeneratedRow.prototype, 'id');
-Column({ type: 'int' })(GeneratedRow.prototype, 'n');
-Column({ type: 'varchar' })(GeneratedRow.prototype, 'label');
+  @GeneratedId()
+  id!: bigint;
 
+  @Column({ type: 'int' })
+  n!: number;
+
+  @Column({ type: 'varchar' })
+  label!: string;
+}
+
+@Entity('bench_manual_row')
 class ManualRow {
-  id;
-  n;
-  label;
-}
-Entity('bench_manual_row')(ManualRow);
-PrimaryColumn({ type: 'bigint' })(ManualRow.prototype, 'id');
-Column({ type: 'int' })(ManualRow.prototype, 'n');
-Column({ type: 'varchar' })(ManualRow.prototype, 'label');
+  @PrimaryColumn({ type: 'bigint' })
+  id!: bigint;
 
-const sqliteOptions = (database, entities) => ({
+  @Column({ type: 'int' })
+  n!: number;
+
+  @Column({ type: 'varchar' })
+  label!: string;
+}
+
+type Row = GeneratedRow | ManualRow;
+type Side = 'generated' | 'manual';
+
+const sqliteOptions = (database: string, entities: DataSourceOptions['entities']): DataSourceOptions => ({
   type: 'better-sqlite3',
   database,
   driver: safeIntegerDriver(Database),
   // WAL with synchronous=NORMAL, the usual setting for SQLite apps: commits do not wait for the disk, whose flush
   // times would otherwise swamp the comparison.
   enableWAL: true,
-  prepareDatabase: (db) => void db.pragma('synchronous = NORMAL'),
+  prepareDatabase: (db: Database.Database) => void db.pragma('synchronous = NORMAL'),
   entities,
   synchronize: true,
 });
 
-async function boot(database) {
+async function boot(database: string) {
   class BenchApp {}
   Module({
     imports: [
@@ -89,13 +103,22 @@ async function boot(database) {
  * instead, to compare.
  */
 const FULL_GC = process.env.BENCH_TYPEORM_GC === 'full';
-const collectGarbageBeforeWrite = () => globalThis.gc?.(FULL_GC ? undefined : { type: 'minor' });
+const collectGarbageBeforeWrite = () => (FULL_GC ? globalThis.gc?.() : globalThis.gc?.({ type: 'minor' }));
 
-const rowsOf = (make) => Array.from({ length: ROWS }, (_, n) => make(n, `row ${n}`));
+const rowsOf = <T>(make: (n: number, label: string) => T): T[] =>
+  Array.from({ length: ROWS }, (_, n) => make(n, `row ${n}`));
 
 /** The cases: how rows are built on each side, and how they are written. */
-function cases(ids) {
-  const insert = (repo, rows) => repo.insert(rows);
+interface Case {
+  name: string;
+  target: boolean;
+  write: (repo: Repository<Row>, rows: Partial<Row>[]) => Promise<unknown>;
+  generated: (repo: Repository<Row>) => Partial<Row>[];
+  manual: (repo: Repository<Row>) => Partial<Row>[];
+}
+
+function cases(ids: IdService): Case[] {
+  const insert = (repo: Repository<Row>, rows: Partial<Row>[]) => repo.insert(rows);
   return [
     {
       name: 'entity instances (`repository.create()`), `insert()`',
@@ -119,11 +142,11 @@ function cases(ids) {
  * The median of `values` and a 95 % confidence interval for it, from order statistics (no assumption about the
  * distribution, which a busy machine skews).
  */
-function medianWithInterval(values) {
+function medianWithInterval(values: readonly number[]): { median: number; low: number; high: number } {
   const sorted = [...values].sort((a, b) => a - b);
   const n = sorted.length;
   const spread = Math.ceil((1.96 * Math.sqrt(n)) / 2);
-  const at = (i) => sorted[Math.min(n - 1, Math.max(0, i))];
+  const at = (i: number) => sorted[Math.min(n - 1, Math.max(0, i))];
   return { median: median(sorted), low: at(Math.floor(n / 2) - spread), high: at(Math.ceil(n / 2) + spread - 1) };
 }
 
@@ -131,12 +154,22 @@ function medianWithInterval(values) {
  * Rounds of one generated and one hand-assigned bulk write each, until the median ratio is known to within
  * `precision` (95 % interval) or the time budget runs out.
  */
-async function measure(testCase, { generated, manual, minRounds, budgetMs, precision, log }) {
-  const sides = {
+async function measure(
+  testCase: Case,
+  {
+    generated,
+    manual,
+    minRounds,
+    budgetMs,
+    precision,
+    log,
+  }: { generated: DataSource; manual: DataSource; minRounds: number; budgetMs: number; precision: number; log: Log },
+) {
+  const sides: Record<Side, { table: string; ds: DataSource; repo: Repository<Row> }> = {
     generated: { table: 'bench_generated_row', ds: generated, repo: generated.getRepository(GeneratedRow) },
     manual: { table: 'bench_manual_row', ds: manual, repo: manual.getRepository(ManualRow) },
   };
-  const once = async (name) => {
+  const once = async (name: Side) => {
     const side = sides[name];
     await side.ds.query(`DELETE FROM ${side.table}`);
     collectGarbageBeforeWrite();
@@ -144,28 +177,30 @@ async function measure(testCase, { generated, manual, minRounds, budgetMs, preci
     await testCase.write(side.repo, testCase[name](side.repo));
     return performance.now() - start;
   };
-  for (let i = 0; i < 5; i++) for (const name of ['generated', 'manual']) await once(name);
-  const times = { generated: [], manual: [] };
-  const ratios = [];
+  for (let i = 0; i < 5; i++) for (const name of ['generated', 'manual'] as const) await once(name);
+  const times: Record<Side, number[]> = { generated: [], manual: [] };
+  const ratios: number[] = [];
   const deadline = performance.now() + budgetMs;
-  let interval;
+  let interval: ReturnType<typeof medianWithInterval>;
   do {
-    const order = ratios.length % 2 === 0 ? ['generated', 'manual'] : ['manual', 'generated'];
-    const ms = {};
+    const order: Side[] = ratios.length % 2 === 0 ? ['generated', 'manual'] : ['manual', 'generated'];
+    const ms: Partial<Record<Side, number>> = {};
     for (const name of order) ms[name] = await once(name);
-    times.generated.push(ms.generated);
-    times.manual.push(ms.manual);
-    ratios.push(ms.generated / ms.manual);
+    times.generated.push(ms.generated!);
+    times.manual.push(ms.manual!);
+    ratios.push(ms.generated! / ms.manual!);
     interval = medianWithInterval(ratios);
   } while (ratios.length < minRounds || (interval.high - interval.low > 2 * precision && performance.now() < deadline));
-  const [check] = await generated.query('SELECT COUNT(*) AS total, COUNT(DISTINCT id) AS ids FROM bench_generated_row');
+  const [check] = await generated.query<{ total: number | string; ids: number | string }[]>(
+    'SELECT COUNT(*) AS total, COUNT(DISTINCT id) AS ids FROM bench_generated_row',
+  );
   if (Number(check.total) !== ROWS || Number(check.ids) !== ROWS) {
     throw new Error(`expected ${ROWS} rows with distinct IDs, found ${check.total} rows and ${check.ids} IDs`);
   }
   const generatedMs = median(times.generated);
   const manualMs = median(times.manual);
   // Rounds alternate which side goes first; the medians of each order show an order effect if there is one.
-  const byOrder = (first) => median(ratios.filter((_, i) => (i % 2 === 0) === (first === 'generated'))) - 1;
+  const byOrder = (first: Side) => median(ratios.filter((_, i) => (i % 2 === 0) === (first === 'generated'))) - 1;
   const result = {
     rounds: ratios.length,
     generated: generatedMs,
@@ -188,7 +223,10 @@ async function measure(testCase, { generated, manual, minRounds, budgetMs, preci
 const bench = {
   name: 'typeorm',
   title: 'TypeORM: @GeneratedId() bulk insert',
-  async run({ settings = defaultSettings, log = (line) => process.stderr.write(`${line}\n`) } = {}) {
+  async run({
+    settings = defaultSettings,
+    log = (line) => void process.stderr.write(`${line}\n`),
+  }: Partial<BenchContext> = {}) {
     const dir = mkdtempSync(join(tmpdir(), 'snowflake-bench-typeorm-'));
     const file = join(dir, 'bench.db');
     const app = await boot(file);
@@ -196,7 +234,7 @@ const bench = {
     try {
       // The budget scales with BENCH_REPEATS (3 by default: 60 s for the target case at most).
       const context = { generated: app.get(DataSource), manual, minRounds: 15, precision: 0.01, log };
-      const results = [];
+      const results: ({ testCase: Case } & Awaited<ReturnType<typeof measure>>)[] = [];
       for (const testCase of cases(app.get(IdService))) {
         const budgetMs = settings.repeats * (testCase.target ? 20_000 : 7_000);
         results.push({ testCase, ...(await measure(testCase, { ...context, budgetMs })) });
@@ -257,7 +295,7 @@ const bench = {
       rmSync(dir, { recursive: true, force: true });
     }
   },
-};
+} satisfies Bench;
 
 export default bench;
 

@@ -3,31 +3,43 @@
  * no snapshots, no append-only file, and an empty directory of its own, so that a server killed and started again
  * on the same port comes back without its data, as after a crash of a Redis that does not persist.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 
 /** Servers still running, killed when the bench process exits however it ends. */
-const live = new Set();
+const live = new Set<ChildProcess>();
 process.once('exit', () => {
   for (const child of live) child.kill('SIGKILL');
 });
 
-function freePort() {
+function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.on('error', reject);
     server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
+      const { port } = server.address() as AddressInfo;
       server.close(() => resolve(port));
     });
   });
 }
 
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A running throwaway redis-server (see {@link startRedis}). */
+export interface RedisProcess {
+  url: string;
+  port: number;
+  readonly client: Redis;
+  start(): Promise<void>;
+  kill(): Promise<void>;
+  restart(downtimeMs: number): Promise<{ killedAt: number; answeredAt: number }>;
+  stop(): Promise<void>;
+}
 
 /**
  * A redis-server on a free port, answering once this resolves.
@@ -39,14 +51,14 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
  *   (`performance.now()`) at which the server was killed and answered again.
  * - `stop()`: kills it for good and removes its directory.
  */
-export async function startRedis() {
+export async function startRedis(): Promise<RedisProcess> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'bench-redis-'));
   const url = `redis://127.0.0.1:${port}`;
-  let child;
-  let probe;
+  let child: ChildProcess | undefined;
+  let probe: Redis | undefined;
 
-  async function start() {
+  async function start(): Promise<void> {
     if (child !== undefined) throw new Error('redis-server is already running');
     const spawned = spawn(
       'redis-server',
@@ -56,7 +68,7 @@ export async function startRedis() {
     child = spawned;
     live.add(spawned);
     spawned.once('exit', () => live.delete(spawned));
-    let spawnError;
+    let spawnError: Error | undefined;
     spawned.once('error', (error) => (spawnError = error));
     const deadline = Date.now() + 10_000;
     for (;;) {
@@ -74,13 +86,13 @@ export async function startRedis() {
     }
   }
 
-  async function kill() {
+  async function kill(): Promise<void> {
     probe?.disconnect();
     const running = child;
     child = undefined;
     if (running === undefined || running.exitCode !== null || running.signalCode !== null) return;
-    await new Promise((resolve) => {
-      running.once('exit', resolve);
+    await new Promise<void>((resolve) => {
+      running.once('exit', () => resolve());
       running.kill('SIGKILL');
     });
   }
@@ -90,11 +102,11 @@ export async function startRedis() {
     url,
     port,
     get client() {
-      return probe;
+      return probe!;
     },
     start,
     kill,
-    async restart(downtimeMs) {
+    async restart(downtimeMs: number) {
       const killedAt = performance.now();
       await kill();
       await sleep(Math.max(0, downtimeMs - (performance.now() - killedAt)));

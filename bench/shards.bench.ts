@@ -10,8 +10,10 @@
  */
 import { performance } from 'node:perf_hooks';
 import { do_not_optimize, measure } from 'mitata';
-import { SnowflakeGenerator, resolveLayout } from '../dist/index.js';
+import { SnowflakeGenerator, resolveLayout, type Layout, type SequenceStart } from 'nestjs-snowflake';
 import {
+  type Bench,
+  type Log,
   collectGarbage,
   formatInt,
   formatPercent,
@@ -25,23 +27,23 @@ import { TARGET_NEXT } from './ids.bench.js';
 /** The cost `next()` may have against `Date.now()` on the wide layout (as in ids.bench.js). */
 const TARGET_WIDE_RATIO = 2.5;
 
-const capOf = (layout) => 2 ** layout.sequenceBits * (1000 / layout.timeUnitMs);
+const capOf = (layout: Layout) => 2 ** layout.sequenceBits * (1000 / layout.timeUnitMs);
 
-async function nsPerCall(fn) {
+async function nsPerCall(fn: () => unknown): Promise<number> {
   collectGarbage();
   return (await measure(fn)).p50;
 }
 
 /** Median ns per call of each candidate over `rounds` rounds, the order rotated each round. */
-async function costs(candidates, rounds, log) {
-  const times = candidates.map(() => []);
+async function costs(candidates: readonly { name: string; call: () => unknown }[], rounds: number, log: Log) {
+  const times = candidates.map((): number[] => []);
   for (let round = 0; round < rounds; round++) {
     for (let k = 0; k < candidates.length; k++) {
       const i = (k + round) % candidates.length;
       times[i].push(await nsPerCall(candidates[i].call));
     }
     log(
-      `  round ${round + 1}/${rounds}: ${candidates.map((c, i) => `${c.name} ${times[i].at(-1).toFixed(1)} ns`).join(', ')}`,
+      `  round ${round + 1}/${rounds}: ${candidates.map((c, i) => `${c.name} ${times[i].at(-1)!.toFixed(1)} ns`).join(', ')}`,
     );
   }
   return times.map((list) => median(list));
@@ -52,7 +54,7 @@ async function costs(candidates, rounds, log) {
  * it issued in it: what a unit holds at peak. Units cut short because the process was descheduled do not end at the
  * last sequence and are left out, so the figure holds on a busy machine, where IDs per second do not.
  */
-function idsPerFullUnit(next, layout, windowMs) {
+function idsPerFullUnit(next: () => bigint, layout: Layout, windowMs: number): { full: number; mean: number } {
   const tsShift = BigInt(layout.timestampShift);
   const seqShift = BigInt(layout.sequenceShift);
   const seqMask = BigInt(layout.maxSequence);
@@ -107,7 +109,7 @@ export default {
     const bigKeys = keys.map((_, i) => 118_396_408_435_834_880n + BigInt(i));
     let k = 0;
     let kb = 0;
-    const wideLabel = (l) =>
+    const wideLabel = (l: Layout) =>
       `${l.timestampBits}/${l.datacenterBits}/${l.workerBits}/${l.sequenceBits}${l.shardBits ? `/${l.shardBits}` : ''}`;
     const candidates = [
       { name: '`Date.now()`', call: () => do_not_optimize(Date.now()) },
@@ -147,16 +149,18 @@ export default {
     );
 
     const twitter = resolveLayout('twitter');
-    const starts = ['zero', 'random', 'rotating'];
+    const starts: SequenceStart[] = ['zero', 'random', 'rotating'];
     const retries = starts.map(() => ({ count: 0 }));
-    const peakCandidates = starts.map((sequenceStart, i) => {
-      const generator = new SnowflakeGenerator({ layout: twitter, workerId: 1, sequenceStart });
-      return {
-        name: `\`next()\`, \`twitter\`, \`sequenceStart: '${sequenceStart}'\``,
-        call: retryingExhausted(() => generator.next(), retries[i]),
-        perUnit: generator.perUnit,
-      };
-    });
+    const peakCandidates: { name: string; call: () => bigint; perUnit: number; layout?: Layout }[] = starts.map(
+      (sequenceStart, i) => {
+        const generator = new SnowflakeGenerator({ layout: twitter, workerId: 1, sequenceStart });
+        return {
+          name: `\`next()\`, \`twitter\`, \`sequenceStart: '${sequenceStart}'\``,
+          call: retryingExhausted(() => generator.next(), retries[i]),
+          perUnit: generator.perUnit,
+        };
+      },
+    );
     const shardedPreset = resolveLayout('sharded');
     const presetPlain = new SnowflakeGenerator({ layout: shardedPreset, workerId: 1 });
     const presetKeyed = new SnowflakeGenerator({ layout: shardedPreset, workerId: 2 });
@@ -178,12 +182,12 @@ export default {
     log(`peak: ${repeats} × ${windowMs} ms per generator`);
     const rates = measureThroughput(peakCandidates, { windowMs, repeats, log });
     log(`IDs per fully used unit: ${repeats} × ${windowMs} ms per generator`);
-    const units = peakCandidates.map(() => []);
+    const units = peakCandidates.map((): { full: number; mean: number }[] => []);
     for (let round = 0; round < repeats; round++) {
       peakCandidates.forEach((c, i) => {
         collectGarbage();
         units[i].push(idsPerFullUnit(c.call, c.layout ?? twitter, windowMs));
-        log(`  round ${round + 1}/${repeats} ${c.name}: ${units[i].at(-1).mean.toFixed(1)} IDs per full unit`);
+        log(`  round ${round + 1}/${repeats} ${c.name}: ${units[i].at(-1)!.mean.toFixed(1)} IDs per full unit`);
       });
     }
     const perFull = units.map((list) => median(list.map((u) => u.mean)));
@@ -260,4 +264,4 @@ export default {
       targets,
     };
   },
-};
+} satisfies Bench;
