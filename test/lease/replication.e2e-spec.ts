@@ -325,7 +325,8 @@ describe('Redis replication: waitForReplicas and a Sentinel failover (real redis
         args: ['--replicaof', '127.0.0.1', String(replica.port)],
       });
       servers.push(restored);
-      await waitFor('new replica sync', () => replicaInSync(replica, 1), 30_000);
+      // A full sync under a loaded machine (diskless, after Sentinel's own reconfiguration) can take tens of seconds.
+      await waitFor('new replica sync', () => replicaInSync(replica, 1), 60_000);
       const afterFailover = issued.length;
       await waitFor('every holder issuing again', async () => holders.every((ids) => ids.status().ready), 20_000);
       await sleep(500);
@@ -340,7 +341,7 @@ describe('Redis replication: waitForReplicas and a Sentinel failover (real redis
       await generator.stop();
       await sentinel.stop();
     }
-  }, 60_000);
+  }, 120_000);
 
   it('issues no duplicate across a Sentinel failover to a replica that missed the last claims', async () => {
     // No replica acknowledgement here. The replica's link is held while a claim goes to the primary, then the primary
