@@ -7,6 +7,9 @@
  * and PostgreSQL on 127.0.0.1:5432 (trust auth, database `test`; MATRIX_DATABASE_URL overrides it). Without
  * PostgreSQL the TypeORM row is not checked, and the run says so.
  *
+ * The two newcomer-… apps are not hand-written: newcomer.mjs writes them from the README's and the docs' own blocks and
+ * install lines, so that a block or a peer range that drifts fails here.
+ *
  * MATRIX_APPS=nest11-cjs,… runs a part; MATRIX_KEEP=1 leaves the temporary folder for a look.
  */
 import { execFile, spawn } from 'node:child_process';
@@ -17,6 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { freePort, RedisProcess } from '../chaos/redis.mjs';
+import { installCommands, newcomerSources, request, startApp, writeNewcomerApp } from './newcomer.mjs';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const APPS_DIR = fileURLToPath(new URL('./apps/', import.meta.url));
@@ -53,6 +57,17 @@ const APPS = [
     skipEntries: ['nestjs-snowflake/typeorm'],
     database: false,
     tests: ['test:vitest'],
+  },
+  // The scripted newcomer (newcomer.mjs): apps written from the README's and the docs' own blocks and install lines.
+  {
+    name: 'newcomer-nest11-cjs',
+    newcomer: 'cjs',
+    note: "Nest 11 CommonJS app from the docs' blocks: README Install and Quickstart, docs/typeorm.md, docs/health.md",
+  },
+  {
+    name: 'newcomer-nest12-esm',
+    newcomer: 'esm',
+    note: "Nest 12 ESM app from the docs' blocks: README Install and Quickstart, docs/typeorm.md, docs/health.md",
   },
 ];
 
@@ -206,6 +221,94 @@ async function runApp(app, { work, tarball, redisUrl, postgres }) {
   console.log(`matrix: ${app.name}: passed with ${versions.join(', ')}`);
 }
 
+/**
+ * The scripted newcomer: writes the app from the docs, runs the documented install lines one after the other with a
+ * plain `npm install`, builds it with the documented tsconfig, then runs the Quickstart (an ID and its decoding) and
+ * the TypeORM page's module (a row saved and read back by its generated ID, and /health).
+ */
+async function runNewcomer(app, { work, tarball, redisUrl, postgres }) {
+  if (!postgres) throw new Error('the newcomer needs PostgreSQL: the TypeORM block connects to it');
+  const dir = join(work, app.name);
+  const sources = newcomerSources(ROOT);
+  writeNewcomerApp(dir, app.newcomer, sources, `matrix-${app.name}`);
+  for (const gap of sources.gaps) console.log(`matrix: ${app.name}: DOCS GAP, worked around: ${gap}`);
+  const env = { ...process.env, npm_config_legacy_peer_deps: 'false', npm_config_force: 'false' };
+  for (const { where, args } of installCommands(sources, tarball)) {
+    await timed(`${app.name}: npm install (${where})`, () =>
+      sh('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', ...args], { cwd: dir, env }),
+    );
+  }
+  await timed(`${app.name}: build`, () => sh('npm', ['run', 'build'], { cwd: dir, env }));
+
+  const port = await freePort();
+  const appEnv = { ...env, REDIS_URL: redisUrl, PORT: String(port) };
+  await timed(`${app.name}: Quickstart`, async () => {
+    const quickstart = startApp(dir, 'dist/main.js', appEnv);
+    try {
+      // The first start in a namespace settles for 12 s before it listens.
+      const next = await request(quickstart, port, 'GET', '/ids/next', { waitMs: 60_000 });
+      if (next.status !== 200 || !/^[1-9]\d*$/.test(next.json?.id)) {
+        throw new Error(`GET /ids/next answered ${next.status} ${JSON.stringify(next.json)}\n${quickstart.output()}`);
+      }
+      const decoded = await request(quickstart, port, 'GET', `/ids/${next.json.id}`);
+      if (
+        decoded.status !== 200 ||
+        decoded.json?.id !== next.json.id ||
+        Math.abs(decoded.json.timestamp - Date.now()) > 120_000
+      ) {
+        throw new Error(`GET /ids/${next.json.id} answered ${decoded.status} ${JSON.stringify(decoded.json)}`);
+      }
+      console.log(`matrix: ${app.name}: Quickstart served ID ${next.json.id}, decoded to ${decoded.json.date}`);
+    } finally {
+      await quickstart.stop();
+    }
+  });
+
+  const database = `matrix_${app.name.replace(/\W/g, '_')}_${process.pid}`;
+  await withPostgres((client) => client.query(`CREATE DATABASE "${database}"`));
+  try {
+    const url = new URL(DATABASE_URL);
+    url.pathname = `/${database}`;
+    await timed(`${app.name}: TypeORM and health`, async () => {
+      const server = startApp(dir, 'dist/typeorm-main.js', { ...appEnv, DATABASE_URL: url.href });
+      try {
+        const health = await request(server, port, 'GET', '/health', { waitMs: 60_000 });
+        if (health.status !== 200 || health.json?.info?.snowflake?.status !== 'up') {
+          throw new Error(`GET /health answered ${health.status} ${JSON.stringify(health.json)}\n${server.output()}`);
+        }
+        const email = `newcomer-${process.pid}@example.com`;
+        const saved = await request(server, port, 'POST', '/users', { body: { email } });
+        const ids = [saved.json?.id, saved.json?.publicId, ...(saved.json?.orders ?? [])];
+        if (
+          saved.status !== 201 ||
+          ids.length !== 3 ||
+          !ids.every((id) => /^[1-9]\d*$/.test(id)) ||
+          new Set(ids).size !== 3
+        ) {
+          throw new Error(`POST /users answered ${saved.status} ${JSON.stringify(saved.json)}\n${server.output()}`);
+        }
+        const read = await request(server, port, 'GET', `/users/${saved.json.id}`);
+        if (read.status !== 200 || JSON.stringify(read.json) !== JSON.stringify(saved.json)) {
+          throw new Error(
+            `GET /users/${saved.json.id} answered ${read.status} ${JSON.stringify(read.json)}, saved ${JSON.stringify(saved.json)}`,
+          );
+        }
+        console.log(`matrix: ${app.name}: TypeORM row ${JSON.stringify(read.json)} read back, health up`);
+      } finally {
+        await server.stop();
+      }
+    });
+  } finally {
+    await withPostgres((client) => client.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`));
+  }
+  const versions = await run('npm', ['ls', '--depth=0', '--json'], { cwd: dir }).then(({ stdout }) => {
+    const { dependencies } = JSON.parse(stdout);
+    const pick = ['@nestjs/core', '@nestjs/terminus', 'typeorm', 'ioredis', 'typescript', 'pg'];
+    return pick.filter((name) => dependencies[name]).map((name) => `${name}@${dependencies[name].version}`);
+  });
+  console.log(`matrix: ${app.name}: passed with ${versions.join(', ')}`);
+}
+
 /** @arethetypeswrong/cli on the tarball, every entry. */
 async function checkTypes(tarball) {
   // esm-only: the package is ESM only, on purpose. CommonJS apps reach it through require(esm) (Node >= 20.19) and
@@ -242,7 +345,7 @@ async function main() {
     for (const app of APPS.filter((candidate) => selected.includes(candidate.name))) {
       console.log(`matrix: ${app.name}: ${app.note}`);
       try {
-        await runApp(app, { work, tarball, redisUrl: redis.url, postgres });
+        await (app.newcomer ? runNewcomer : runApp)(app, { work, tarball, redisUrl: redis.url, postgres });
       } catch (error) {
         failures.push(app.name);
         console.error(`matrix: ${app.name}: FAILED\n${error.message}`);
