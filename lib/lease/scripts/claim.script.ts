@@ -157,7 +157,8 @@ if id == nil then
   end
 end
 local named_id = tonumber(named)
-if id ~= named and spread >= 0 and not excluded[named] and named_id and named_id >= 0 and named_id < count then
+if id ~= named and spread >= 0 and not excluded[named] and named_id and named_id >= 0 and named_id < count
+    and named_id % 1 == 0 and tostring(named_id) == named then
   local named_expiry = redis.call('ZSCORE', EXPIRY, named)
   if from_cursor then
     -- The named ID is one of the never-used IDs past the cursor that a contended claim was sent to: still free.
