@@ -11,6 +11,9 @@ import type { ClaimReply, ServerStamp } from './lease.protocol.js';
 import type { LeaseSettings } from './lease.settings.js';
 import type { ServerClock } from './server-clock.js';
 
+/** The range of a claim's spread pick: an integer the script reduces modulo the number of IDs it spreads over. */
+const SPREAD_PICKS = 2 ** 31;
+
 /** What a renewal found: extended (or taken back after a data loss), or lost. */
 /** `recovered`: taken back after the namespace's marker changed; `intact` when nothing of this lease was lost. */
 export type ExtendOutcome = { kind: 'ok' } | { kind: 'recovered'; intact: boolean } | { kind: 'lost'; reason: string };
@@ -37,6 +40,8 @@ export interface ClaimRound {
 export class LeaseRounds {
   /** The ID whose record the next claim declares: the one the last claim named (0 before any). */
   private candidate = 0;
+  /** Whether `candidate` is the one the last reply (`retry`) named, so that finding it taken means contention. */
+  private namedByReply = false;
 
   constructor(
     private readonly backend: LeaseBackend,
@@ -46,13 +51,23 @@ export class LeaseRounds {
     private readonly layout: Layout,
     private readonly fixedDatacenterId: number,
     private readonly capacity: CapacityGauge,
+    /** Picks which free ID a contended claim is sent to; injected so that the simulator seeds it. */
+    private readonly random: () => number = Math.random,
   ) {}
 
   async claim(excluded: readonly number[]): Promise<ClaimRound> {
     const token = randomUUID();
     const sent = this.stamp();
-    const reply = await this.backend.claim({ token, holderNowMs: sent.wall, excluded, candidate: this.candidate });
+    const spread = this.namedByReply ? Math.floor(this.random() * SPREAD_PICKS) : undefined;
+    const reply = await this.backend.claim({
+      token,
+      holderNowMs: sent.wall,
+      excluded,
+      candidate: this.candidate,
+      ...(spread === undefined ? {} : { spread }),
+    });
     this.observe(sent, reply);
+    this.namedByReply = reply.kind === 'retry';
     if (reply.kind === 'retry') this.candidate = reply.candidate;
     if (reply.kind === 'ok' || reply.kind === 'exhausted') this.capacity.observe(reply.held, this.clocks.now());
     return { reply, token, holderNowMs: sent.wall, sentMono: sent.mono };

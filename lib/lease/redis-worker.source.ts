@@ -78,6 +78,8 @@ export class RedisWorkerSource implements WorkerIdSource, ObservesRenewals {
     private readonly settings: LeaseSettings,
     private readonly fixedDatacenterId: number,
     private readonly openBackend: LeaseBackendFactory = (s, keys) => RedisLeaseBackend.create(s, keys),
+    /** Which free ID a contended claim tries (never what makes it safe: the claim script decides that). */
+    private readonly random: () => number = Math.random,
   ) {
     this.keys = leaseKeys(settings, fixedDatacenterId);
     this.serverClock = new ServerClock(settings.maxClockOffsetMs, settings.ttlMs);
@@ -107,6 +109,7 @@ export class RedisWorkerSource implements WorkerIdSource, ObservesRenewals {
       layout,
       this.fixedDatacenterId,
       this.capacity,
+      this.random,
     );
     this.giveBack = new GiveBack(
       this.rounds,

@@ -434,6 +434,130 @@ describe('lease scripts (real redis-server)', () => {
     });
   });
 
+  describe('claims that arrive together', () => {
+    /** A small seeded generator (mulberry32), standing in for the lease's injected random source. */
+    function seeded(seed: number): () => number {
+      let a = seed >>> 0;
+      return () => {
+        a = (a + 0x6d2b79f5) >>> 0;
+        let t = a;
+        t = Math.imul(t ^ (t >>> 15), t | 1);
+        t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+        return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+      };
+    }
+
+    /**
+     * `claimants` claims in rounds, as instances booting at once make them: all first name the same guess; each
+     * round, every claimant still without an ID claims again, one script after another, naming what its last reply
+     * named, with a spread pick exactly when that reply was a `retry` (as the lease does). Returns the IDs taken and
+     * the scripts run.
+     */
+    async function storm(idCount: number, claimants: number, seed: number) {
+      const p = protocol(idCount);
+      const random = seeded(seed);
+      let pending = Array.from({ length: claimants }, (_, i) => ({
+        token: `storm-${i}`,
+        candidate: 0,
+        byReply: false,
+      }));
+      const ids: number[] = [];
+      let scripts = 0;
+      while (pending.length > 0) {
+        const next: typeof pending = [];
+        for (const c of pending) {
+          const spread = c.byReply ? Math.floor(random() * 2 ** 31) : undefined;
+          const args = p.claimArgs({
+            token: c.token,
+            candidate: c.candidate,
+            holderNowMs: Date.now(),
+            host: 'h',
+            pid: 1,
+            excluded: [],
+            ...(spread === undefined ? {} : { spread }),
+          });
+          const reply = LeaseProtocol.decodeClaim(await evalScript(CLAIM_SCRIPT, p, c.candidate, args));
+          scripts++;
+          if (reply.kind === 'ok') ids.push(reply.id);
+          else if (reply.kind === 'retry') next.push({ ...c, candidate: reply.candidate, byReply: true });
+          else throw new Error(`unexpected ${JSON.stringify(reply)}`);
+        }
+        pending = next;
+      }
+      return { ids, scripts };
+    }
+
+    /** A namespace of `idCount` IDs, every one used once and released: the cursor is spent, all have expired. */
+    async function allReleased(idCount: number): Promise<void> {
+      for (let i = 0; i < idCount; i++) {
+        const reply = await held(`first-${i}`, idCount);
+        expect((await release(reply.id, `first-${i}`, Date.now())).kind).toBe('released');
+      }
+    }
+
+    // Contending for one ID after another takes claimants * (claimants + 1) / 2 scripts (820 for 40).
+    it.each([1, 2, 3])('over expired IDs: all distinct, a few scripts each (seed %i)', async (seed) => {
+      const claimants = 40;
+      await allReleased(64);
+      const { ids, scripts } = await storm(64, claimants, seed);
+      expect(new Set(ids).size).toBe(claimants);
+      expect(scripts).toBeLessThanOrEqual(5 * claimants);
+    });
+
+    it.each([1, 2, 3])(
+      'over never-used IDs at the cursor: all distinct, a few scripts each (seed %i)',
+      async (seed) => {
+        const claimants = 40;
+        const { ids, scripts } = await storm(64, claimants, seed);
+        expect(new Set(ids).size).toBe(claimants);
+        expect(ids.every((id) => id >= 0 && id < 64)).toBe(true);
+        expect(scripts).toBeLessThanOrEqual(5 * claimants);
+      },
+    );
+
+    it('without a spread pick (a first guess, no contention) a claim keeps the order: the cursor, then the oldest', async () => {
+      const p = protocol(4);
+      const guess = (candidate: number) =>
+        p.claimArgs({ token: 'a', candidate, holderNowMs: Date.now(), host: 'h', pid: 1, excluded: [] });
+      expect(LeaseProtocol.decodeClaim(await evalScript(CLAIM_SCRIPT, p, 2, guess(2)))).toMatchObject({
+        kind: 'retry',
+        candidate: 0,
+      });
+      // Every ID used and released in order: 0 expired longest ago, and a guess of 3 is sent there.
+      await allReleased(4);
+      expect(LeaseProtocol.decodeClaim(await evalScript(CLAIM_SCRIPT, p, 3, guess(3)))).toMatchObject({
+        kind: 'retry',
+        candidate: 0,
+      });
+    });
+
+    it('treats an ID taken past the cursor as used when the cursor reaches it: its record gone, the time rule holds', async () => {
+      const p = protocol(4);
+      // ID 2 taken past the cursor by a contended claim sent there, then released and its record lost.
+      const args = p.claimArgs({
+        token: 'x',
+        candidate: 2,
+        holderNowMs: Date.now(),
+        host: 'h',
+        pid: 1,
+        excluded: [],
+        spread: 0,
+      });
+      expect(LeaseProtocol.decodeClaim(await evalScript(CLAIM_SCRIPT, p, 2, args))).toMatchObject({
+        kind: 'ok',
+        id: 2,
+      });
+      expect(await redis.get(keys().cursor)).not.toBe('3');
+      expect((await release(2, 'x', Date.now())).kind).toBe('released');
+      await redis.del(keys().recordPrefix + '2');
+      expect(await claim('a', 4)).toMatchObject({ kind: 'ok', id: 0 });
+      expect(await claim('b', 4)).toMatchObject({ kind: 'ok', id: 1 });
+      // The cursor is at 2 now: not handed out as never-used; its last holder may have issued until just now.
+      const reply = await claim('c', 4);
+      expect(reply.kind).toBe('wait');
+    });
+  });
+
   it('passes over an excluded ID at the cursor, keeping it claimable later', async () => {
     expect(await claim('a', 2, { excluded: [0] })).toMatchObject({ kind: 'ok', id: 1 });
     expect(await redis.zscore(keys().expiry, '0')).toBe('0');

@@ -214,8 +214,8 @@ function scriptsFor(bug: PlantedBug | undefined): Record<ScriptName, string> {
   if (bug === 'missing-record-resettles') {
     scripts.claim = patch(
       scripts.claim,
-      'elseif not from_cursor and lapsed + MARGIN > now then',
-      "elseif not from_cursor then\n  new_marker()\n  do return {'settling', settling_left(), now, server} end",
+      'elseif lapsed ~= nil and lapsed + MARGIN > now then',
+      "elseif lapsed ~= nil then\n  new_marker()\n  do return {'settling', settling_left(), now, server} end",
     );
   }
   if (bug === 'no-rollback-check') {
@@ -526,8 +526,14 @@ class World {
     };
     const link: SimLink = { run: (script, keys, args) => this.roundTrip(holder, process, script, keys, args) };
     const sentinel = this.schedule.sentinels ? this.sentinelsFor(holder, process) : undefined;
-    let source: WorkerIdSource = new RedisWorkerSource(settings, 0, (s, keys) =>
-      Promise.resolve(new SimBackend(link, s, keys, name, holder.incarnation, tamper, sentinel)),
+    // The lease's pick of which free ID a contended claim tries, from a stream of its own seeded by the schedule:
+    // a replay makes the same picks, and the world's own draws (faults, delays) stay as they were.
+    const picks = mulberry32((this.schedule.seed * 7919 + holder.slot * 131 + holder.incarnation) >>> 0);
+    let source: WorkerIdSource = new RedisWorkerSource(
+      settings,
+      0,
+      (s, keys) => Promise.resolve(new SimBackend(link, s, keys, name, holder.incarnation, tamper, sentinel)),
+      picks,
     );
     if (this.options.bug === 'fence' || this.options.bug === 'fence-and-ceiling') {
       source = new FenceIgnored(source as RedisWorkerSource, this.options.bug === 'fence', () => this.pastFence++);

@@ -22,6 +22,12 @@ export interface ClaimRequest {
   excluded: readonly number[];
   /** The ID whose record the call declares (KEYS[4]): the one the last reply named, or a guess. */
   candidate: number;
+  /**
+   * Set only when `candidate` is the one the last reply (`retry`) named: a number in [0, 2^31) from the lease's
+   * injected random source. If that candidate was taken in between (contention), the script answers with a free ID
+   * this number picks among the SPREAD next ones, instead of the one every contender is sent to.
+   */
+  spread?: number;
 }
 
 /**
@@ -43,9 +49,26 @@ export interface ClaimRequest {
  * as after a full loss). It never starts a new marker: a namespace whose records are evicted again and again still
  * hands out IDs.
  *
+ * Claims that arrive together (many instances booting at once) would all name the same ID: one takes it, the rest are
+ * sent to the next, so N at once cost about N^2 / 2 scripts. A claim that names the ID its last `retry` named, and
+ * finds it taken since, is contended: it is sent to one of the SPREAD next never-used IDs at the cursor, or of the
+ * SPREAD oldest expired IDs, picked by ARGV[12] (from a random source the caller injects, so that the simulator
+ * seeds it). A claim naming such an ID takes it while it is still free. Without contention nothing changes: the
+ * cursor's ID, else the oldest expired one.
+ *
+ * Which free ID a claim tries never matters for uniqueness: whichever ID is named, this script alone, atomically,
+ * decides whether it may be handed out, with the same rules for every ID. A never-used ID (at or above the cursor,
+ * never in the expiry set, which a partial loss cannot empty unseen: the prelude treats a missing expiry set as a
+ * loss) has no earlier holder. Any other ID is handed out only when its lease has lapsed (expiry set score <= server
+ * now) and not excluded, with the previous ceiling on its record as the floor, or, its record gone, one fence margin
+ * after it lapsed (the time rule). An ID once taken through the spread (above the cursor) is in the expiry set, so
+ * when the cursor reaches it later it is treated as used: live, it is passed over; lapsed, the same floor and
+ * margin rules apply, never "never-used". The random pick only chooses which of these checked IDs to try.
+ *
  * KEYS[1..3] common, KEYS[4] the candidate's record.
  * ARGV[1..4] common, ARGV[5] token, ARGV[6] ID count, ARGV[7] holder clock ms, ARGV[8] host, ARGV[9] pid,
- * ARGV[10] excluded IDs (comma-separated, may be empty), ARGV[11] the candidate ID
+ * ARGV[10] excluded IDs (comma-separated, may be empty), ARGV[11] the candidate ID, ARGV[12] the spread pick
+ * (-1 when the candidate was not named by the last reply)
  *
  * Every answer that hands out an ID or reports exhaustion carries the number of live leases (`held`, this one
  * included), counted with one ZCOUNT on the expiry set against the server's `TIME` (O(log N), no scan); exhaustion
@@ -60,6 +83,10 @@ export interface ClaimRequest {
  */
 export const CLAIM_SCRIPT = `${PRELUDE}
 local RECORD = KEYS[4]
+-- How many IDs a contended claim spreads over: a storm of up to about this many claims at once lands mostly on
+-- distinct IDs in one round. Picking the k-th expired ID walks k entries of the sorted set (microseconds).
+local SPREAD = 1024
+local spread = tonumber(ARGV[12] or '-1')
 local token, count = ARGV[5], tonumber(ARGV[6])
 local holder_now, host, pid, excluded_list, named = tonumber(ARGV[7]), ARGV[8], ARGV[9], ARGV[10], ARGV[11]
 local excluded = {}
@@ -102,6 +129,9 @@ while id == nil and cursor < count and skips < 16 do
   else
     id = candidate
     from_cursor = true
+    -- In the expiry set: used before (taken back after a loss, or through the spread), not never-used. Its floor
+    -- comes from its record, or, the record gone, the time rule applies as to any expired ID.
+    if expiry_of then lapsed = tonumber(expiry_of) end
   end
 end
 if cursor ~= tonumber(redis.call('GET', CURSOR) or '0') then set_cursor(cursor) end
@@ -126,13 +156,44 @@ if id == nil then
     return {'exhausted', live_count(), tonumber(soonest[2] or '-1'), now, server}
   end
 end
+local named_id = tonumber(named)
+if id ~= named and spread >= 0 and not excluded[named] and named_id and named_id >= 0 and named_id < count
+    and named_id % 1 == 0 and tostring(named_id) == named then
+  local named_expiry = redis.call('ZSCORE', EXPIRY, named)
+  if from_cursor then
+    -- The named ID is one of the never-used IDs past the cursor that a contended claim was sent to: still free.
+    if not named_expiry and named_id > cursor and named_id < math.min(count, cursor + SPREAD) then
+      id = named
+      lapsed = nil
+      from_cursor = false
+    end
+  elseif named_expiry and tonumber(named_expiry) <= now
+      and redis.call('ZCOUNT', EXPIRY, '-inf', '(' .. named_expiry) < SPREAD then
+    -- The named ID is one of the oldest expired IDs that a contended claim was sent to: still expired.
+    id = named
+    lapsed = tonumber(named_expiry)
+  end
+  if id ~= named and named_expiry and tonumber(named_expiry) > now then
+    -- Contended: the ID the last reply named was taken since. Send this claim to one of the next IDs, by its pick.
+    if from_cursor then
+      local width = math.min(count - cursor, SPREAD)
+      local other = cursor + spread % width
+      local key = tostring(other)
+      if other ~= cursor and not excluded[key] and not redis.call('ZSCORE', EXPIRY, key) then id = key end
+    else
+      local width = math.min(redis.call('ZCOUNT', EXPIRY, '-inf', now), SPREAD)
+      local found = redis.call('ZRANGEBYSCORE', EXPIRY, '-inf', now, 'LIMIT', spread % width, 1)
+      if found[1] and not excluded[found[1]] then id = found[1] end
+    end
+  end
+end
 if id ~= named then return {'retry', tonumber(id), now, server} end
 
 local floor = -1
 if redis.call('EXISTS', RECORD) == 1 then
   -- After a data loss the cursor starts again, but a lost holder's note may already sit on the record.
   floor = floor_of(RECORD)
-elseif not from_cursor and lapsed + MARGIN > now then
+elseif lapsed ~= nil and lapsed + MARGIN > now then
   -- The record is gone: the time rule covers the ID one fence margin after its lease lapsed or was released.
   return {'wait', lapsed + MARGIN - now, now, server}
 end
@@ -158,6 +219,7 @@ export function claimArgs(settings: CommonSettings & { idCount: number }, reques
     request.pid,
     request.excluded.join(','),
     request.candidate,
+    request.spread ?? -1,
   ];
 }
 
