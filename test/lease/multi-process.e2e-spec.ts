@@ -271,8 +271,9 @@ describe('Redis lease across processes (real redis-server, every issued ID recor
     async () => {
       const volatile = await RedisServer.start();
       servers.push(volatile);
-      // A TTL that leaves the holders (ttl - margin) to reach the restarted Redis on a loaded machine.
-      const fleet = await bootFleet(CAPACITY, volatile.url, { ttlMs: 2 * TTL });
+      // A TTL that leaves the holders (ttl - margin, about 4 s) to reach the restarted Redis on a loaded machine:
+      // beside a CPU hog, the restart alone took over 2 s.
+      const fleet = await bootFleet(CAPACITY, volatile.url, { ttlMs: 4 * TTL });
       await sleep(SCALE.generateMs / 2);
 
       let restartedAt = 0;

@@ -190,6 +190,22 @@ describe('Redis replication: waitForReplicas and a Sentinel failover (real redis
     }
   };
 
+  /**
+   * The Sentinel names `server` as the master and its failover is over (flags just `master`): a claim then is
+   * confirmed. On a loaded machine the promoted replica answers as a master well before the Sentinel ends the failover.
+   */
+  const sentinelNames = (sentinelPort: number, server: RedisServer) => async () => {
+    const probe = new Redis({ port: sentinelPort, host: '127.0.0.1', lazyConnect: true });
+    try {
+      await probe.connect();
+      const fields = (await probe.call('SENTINEL', 'MASTER', 'main')) as string[];
+      const master = Object.fromEntries(fields.flatMap((value, i) => (i % 2 === 0 ? [[value, fields[i + 1]]] : [])));
+      return Number(master.port) === server.port && master.flags === 'master';
+    } finally {
+      probe.disconnect();
+    }
+  };
+
   it('confirms claims only once a replica acknowledged them, and fails clearly when none does', async () => {
     const primary = await RedisServer.start();
     servers.push(primary);
@@ -388,6 +404,7 @@ describe('Redis replication: waitForReplicas and a Sentinel failover (real redis
       await waitFor('failover', promoted(replica));
       expect(await cursorOn(replica)).toBe('2'); // the claim of ID 2 never reached it
 
+      await waitFor('the Sentinel to end the failover', sentinelNames(sentinel.port, replica), 30_000);
       await bootHolder(); // after the failover: waits for the namespace to settle, then takes a free ID
       await waitFor('every holder issuing again', async () => holders.every((ids) => ids.status().ready), 30_000);
       await sleep(500);
