@@ -16,6 +16,12 @@ import { describeLoss, type ClaimRound, type LeaseRounds } from './lease.rounds.
 import type { LeaseSettings } from './lease.settings.js';
 import type { ServerClock } from './server-clock.js';
 
+/** The ID a holder lost while the namespace settled, and the token it held it by (its claim is handed it first). */
+export interface PriorLease {
+  id: number;
+  token: string;
+}
+
 /** What the claim loop needs from the lease that runs it. */
 export interface ClaimHost {
   readonly rounds: LeaseRounds;
@@ -38,8 +44,14 @@ export interface ClaimHost {
  * Claims a worker ID, retrying failures up to `attempts` times (Infinity at run time: Redis may come back), waiting
  * while the namespace settles and for the clock to pass the previous holder's ceiling (or this process's own last
  * timestamp under that ID, whichever is higher). Resolves with a confirmed lease whose floor the clock has passed.
+ * `prior` names the ID lost in a data loss, reserved for this instance for a while (see the renewal script).
  */
-export async function claimLease(host: ClaimHost, excluded: readonly number[], attempts: number): Promise<HeldLease> {
+export async function claimLease(
+  host: ClaimHost,
+  excluded: readonly number[],
+  attempts: number,
+  prior?: PriorLease,
+): Promise<HeldLease> {
   const { settings, logger } = host;
   const backoff = leaseBackoff(settings);
   let skip = [...excluded];
@@ -57,7 +69,7 @@ export async function claimLease(host: ClaimHost, excluded: readonly number[], a
     if (host.isStopped()) throw new WorkerUnavailableError('stopped');
     let round: ClaimRound;
     try {
-      round = await host.rounds.claim(skip);
+      round = await host.rounds.claim(skip, prior);
     } catch (error) {
       const text = message(error);
       const advice = error instanceof LeaseConnectionError ? error.advice : undefined;

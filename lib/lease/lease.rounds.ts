@@ -7,7 +7,7 @@ import type { CapacityGauge } from './capacity-gauge.js';
 import type { LeaseBackend } from './lease.backend.js';
 import { ceilingMsFor, fenceAtMono, workerOf } from './lease.math.js';
 import type { HeldLease } from './lease.phase.js';
-import type { ClaimReply, ServerStamp } from './lease.protocol.js';
+import type { ClaimReply, ClaimRequest, ServerStamp } from './lease.protocol.js';
 import type { LeaseSettings } from './lease.settings.js';
 import type { ServerClock } from './server-clock.js';
 
@@ -55,9 +55,15 @@ export class LeaseRounds {
     private readonly random: () => number = Math.random,
   ) {}
 
-  async claim(excluded: readonly number[]): Promise<ClaimRound> {
+  /**
+   * One claim. `prior`: the ID this instance lost while the namespace settled and the token it held it by; the
+   * script hands that ID out first while it is reserved for that token, so the claim names it until a reply names
+   * another.
+   */
+  async claim(excluded: readonly number[], prior?: ClaimRequest['prior']): Promise<ClaimRound> {
     const token = randomUUID();
     const sent = this.stamp();
+    if (prior !== undefined && !this.namedByReply) this.candidate = prior.id;
     const spread = this.namedByReply ? Math.floor(this.random() * SPREAD_PICKS) : undefined;
     const reply = await this.backend.claim({
       token,
@@ -65,6 +71,7 @@ export class LeaseRounds {
       excluded,
       candidate: this.candidate,
       ...(spread === undefined ? {} : { spread }),
+      ...(prior === undefined ? {} : { prior }),
     });
     this.observe(sent, reply);
     this.namedByReply = reply.kind === 'retry';

@@ -6,7 +6,7 @@ import type { WorkerAssignment, WorkerIdSource, WorkerSourceContext } from '../w
 import { countLease } from '../worker/process-workers.js';
 import { SerialQueue, Sleeper, Waiters } from './async-tools.js';
 import { CapacityGauge } from './capacity-gauge.js';
-import { claimLease, type ClaimHost } from './claim-loop.js';
+import { claimLease, type ClaimHost, type PriorLease } from './claim-loop.js';
 import { RedisLeaseBackend, type LeaseBackend } from './lease.backend.js';
 import { leaseKeys, type LeaseKeys } from './lease.keys.js';
 import { SETTLE_AFTER_LOSS_MS } from './lease.contract.js';
@@ -309,15 +309,18 @@ export class RedisWorkerSource implements WorkerIdSource, ObservesRenewals {
     // The note comes before any new claim: the claim needs Redis as much as the note does, and without the note
     // the ID's next holder would be bounded by the settling rule alone.
     await this.giveBack!.note(lease, lastMs);
-    await this.reclaim([], `re-claimed after losing worker ID ${lease.workerId}`);
+    // Lost to a new marker while the namespace settled: the renewal reserved the ID for this token, so the claim
+    // names it, and gets it ahead of instances that never booted (claim script).
+    const prior = reason === 'marker' ? { id: lease.id, token: lease.token } : undefined;
+    await this.reclaim([], `re-claimed after losing worker ID ${lease.workerId}`, prior);
   }
 
   /** Claims a new ID at run time (no attempt limit: Redis may come back), then hands it to the generator. */
-  private async reclaim(excluded: number[], why: string): Promise<void> {
+  private async reclaim(excluded: number[], why: string, prior?: PriorLease): Promise<void> {
     const backoff = leaseBackoff(this.settings);
     while (!this.isStopped()) {
       try {
-        const lease = await claimLease(this.claimHost(), excluded, Infinity);
+        const lease = await claimLease(this.claimHost(), excluded, Infinity, prior);
         if (this.isStopped()) {
           await this.rounds!.release(lease, lease.floorMs ?? -1).catch(() => undefined);
           return lease.untrack(-1);

@@ -42,6 +42,8 @@ type Op =
       config: number;
       /** Claims again naming the candidate a `retry` names, as the lease does. */
       follow: boolean;
+      /** The ID and token of a lease lost while the namespace settled, which may be reserved for this claim. */
+      prior: { id: number; token: number } | null;
     }
   | {
       kind: 'renew';
@@ -79,6 +81,7 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
       candidate: id,
       config: fc.oneof({ weight: 4, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.constant(1) }),
       follow: fc.oneof({ weight: 3, arbitrary: fc.constant(true) }, { weight: 1, arbitrary: fc.constant(false) }),
+      prior: fc.option(fc.record({ id: fc.nat(ID_COUNT - 1), token: fc.nat(TOKENS.length - 1) }), { freq: 3 }),
     }),
   },
   {
@@ -142,6 +145,7 @@ const claimBy = (token: number): Extract<Op, { kind: 'claim' }> => ({
   candidate: 0,
   config: 0,
   follow: true,
+  prior: null,
 });
 
 /** A free ID's record deleted right after its release, once the cursor is spent: the claim answers `wait`. */
@@ -155,6 +159,31 @@ const REACHES_WAIT: Op[] = [
 ];
 
 /** A partial loss met first by an instance of another contract: the new marker keeps the namespace's contract. */
+/**
+ * A holder's lease lapses through a full loss and its first renewal finds the namespace settling: its ID is reserved,
+ * passed over by another claim, and handed to the holder's claim naming it.
+ */
+const REACHES_RESERVATION: Op[] = [
+  claimBy(0),
+  { kind: 'flushall' },
+  claimBy(1),
+  {
+    kind: 'renew',
+    honest: false,
+    id: 0,
+    token: 0,
+    ceilingDelta: 0,
+    marker: 0,
+    expiry: -500,
+    revs: [0],
+    rev: 1,
+    config: 0,
+  },
+  { kind: 'age-marker', byMs: 12_000 },
+  claimBy(2),
+  { ...claimBy(3), prior: { id: 0, token: 0 } },
+];
+
 const KEEPS_CONTRACT: Op[] = [claimBy(0), { kind: 'delete', which: [1] }, { ...claimBy(1), config: 1 }];
 
 describe('the Redis model against redis-server', () => {
@@ -199,7 +228,7 @@ describe('the Redis model against redis-server', () => {
 
   /** Every trace starts with a namespace made and settled, so that claims can succeed. */
   const SETTLED: Op[] = [
-    { kind: 'claim', token: 0, holderDelta: 0, excluded: [], candidate: 0, config: 0, follow: true },
+    { kind: 'claim', token: 0, holderDelta: 0, excluded: [], candidate: 0, config: 0, follow: true, prior: null },
     { kind: 'age-marker', byMs: 12_000 },
   ];
 
@@ -269,6 +298,8 @@ describe('the Redis model against redis-server', () => {
             fenceMarginMs: MARGIN,
           });
           let candidate = op.candidate;
+          const prior = op.prior === null ? undefined : { id: op.prior.id, token: TOKENS[op.prior.token] };
+          const reserved = (await redis.hget(keys.meta, 'reserved')) ?? '';
           for (let attempt = 0; attempt < 3; attempt++) {
             const args = protocol.claimArgs({
               token: TOKENS[op.token],
@@ -277,8 +308,12 @@ describe('the Redis model against redis-server', () => {
               pid: 1,
               excluded: op.excluded,
               candidate,
+              ...(prior === undefined ? {} : { prior }),
             });
             const reply = await both(CLAIM_SCRIPT, candidate, args);
+            if (reply[0] === 'ok' && prior !== undefined && Number(reply[1]) === prior.id) {
+              if (reserved.includes(`${prior.id}=${prior.token};`)) seen.set('claim:ok:reserved', 1);
+            }
             if (reply[0] === 'ok') {
               markers.push(String(reply[3]));
               lastExpiry.set(Number(reply[1]), Number(reply[4]));
@@ -394,7 +429,7 @@ describe('the Redis model against redis-server', () => {
       fc.asyncProperty(fc.array(opArb, { minLength: 4, maxLength: 40 }), async (ops) => {
         await runTrace(ops);
       }),
-      { numRuns: TRACES, examples: [[REACHES_WAIT], [KEEPS_CONTRACT]] },
+      { numRuns: TRACES, examples: [[REACHES_WAIT], [KEEPS_CONTRACT], [REACHES_RESERVATION]] },
     );
     const kinds = [...seen].sort(([a], [b]) => (a < b ? -1 : 1));
     process.stdout.write(`replies seen: ${kinds.map(([k, n]) => `${k} ${n}`).join(', ')}\n`);
@@ -405,6 +440,7 @@ describe('the Redis model against redis-server', () => {
       'claim:retry',
       'claim:exhausted',
       'claim:mismatch',
+      'claim:ok:reserved',
       'renew:ok',
       'renew:recovered',
       'renew:lost:marker',

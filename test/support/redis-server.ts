@@ -68,6 +68,13 @@ export class RedisServer {
     await this.launch();
   }
 
+  /** Like {@link restart}, with the server away for `awayMs` in between: an outage that ends with Redis empty. */
+  async restartAfter(awayMs: number): Promise<void> {
+    await this.stop();
+    await new Promise((resolve) => setTimeout(resolve, awayMs));
+    await this.launch();
+  }
+
   /** Stops the server and removes its working directory. */
   async dispose(): Promise<void> {
     await this.stop();

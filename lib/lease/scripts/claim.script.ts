@@ -23,6 +23,11 @@ export interface ClaimRequest {
   /** The ID whose record the call declares (KEYS[4]): the one the last reply named, or a guess. */
   candidate: number;
   /**
+   * The ID this instance lost while the namespace settled and the token it held it by: if the ID is still reserved
+   * for that token (see the renewal), the claim is handed that ID first.
+   */
+  prior?: { id: number; token: string };
+  /**
    * Set only when `candidate` is the one the last reply (`retry`) named: a number in [0, 2^31) from the lease's
    * injected random source. If that candidate was taken in between (contention), the script answers with a free ID
    * this number picks among the SPREAD next ones, instead of the one every contender is sent to.
@@ -56,6 +61,12 @@ export interface ClaimRequest {
  * seeds it). A claim naming such an ID takes it while it is still free. Without contention nothing changes: the
  * cursor's ID, else the oldest expired one.
  *
+ * After a loss, an ID may be reserved for the holder that lost it while the namespace settled (see the renewal): for
+ * one TTL after settling ends, that holder's claim (naming the ID and its old token) is handed the ID first, and
+ * every other claim passes it over as it passes an excluded ID; when nothing else is free the answer is `exhausted`
+ * with the grace's end as the soonest expiry. An instance that was serving thus gets an ID back ahead of instances
+ * that never booted.
+ *
  * Which free ID a claim tries never matters for uniqueness: whichever ID is named, this script alone, atomically,
  * decides whether it may be handed out, with the same rules for every ID. A never-used ID (at or above the cursor,
  * never in the expiry set, which a partial loss cannot empty unseen: the prelude treats a missing expiry set as a
@@ -68,7 +79,8 @@ export interface ClaimRequest {
  * KEYS[1..3] common, KEYS[4] the candidate's record.
  * ARGV[1..4] common, ARGV[5] token, ARGV[6] ID count, ARGV[7] holder clock ms, ARGV[8] host, ARGV[9] pid,
  * ARGV[10] excluded IDs (comma-separated, may be empty), ARGV[11] the candidate ID, ARGV[12] the spread pick
- * (-1 when the candidate was not named by the last reply)
+ * (-1 when the candidate was not named by the last reply), ARGV[13] the ID this instance lost while the namespace
+ * settled (empty when none), ARGV[14] the token it held that ID by
  *
  * Every answer that hands out an ID or reports exhaustion carries the number of live leases (`held`, this one
  * included), counted with one ZCOUNT on the expiry set against the server's `TIME` (O(log N), no scan); exhaustion
@@ -111,11 +123,40 @@ end
 -- Which ID to hand out, from the cursor and the expiry set alone. A never-used ID with a live lease (a holder took
 -- it back after a data loss reset the cursor) is passed over, a few at a time, rather than handed to a second owner.
 -- So is an excluded one, which joins the expiry set as long expired, so that it stays claimable later.
+-- IDs reserved after a loss (see the renewal): the one reserved for this claim's prior token comes first; every
+-- other claim passes reserved IDs over as it passes excluded ones, until one TTL after settling ends.
+local prior_id, prior_token = ARGV[13] or '', ARGV[14] or ''
+local reserved, grace_end = reservations()
+local mine = nil
+local others_reserved = false
+for _, entry in ipairs(reserved) do
+  if entry[1] == prior_id and entry[2] == prior_token then
+    mine = entry[1]
+  else
+    excluded[entry[1]] = true
+    others_reserved = true
+  end
+end
+
 local id = nil
 local lapsed = nil
 local from_cursor = false
 local cursor = tonumber(redis.call('GET', CURSOR) or '0')
 local skips = 0
+if mine then
+  -- The reserved ID is handed out under the same rules as any other: expired (floor from its record or the time
+  -- rule), or never used (at or above the cursor, not in the expiry set; above it, it joins the set as the spread's
+  -- IDs do). Still live, it is not handed out; the claim takes another ID by the usual order.
+  local score = redis.call('ZSCORE', EXPIRY, mine)
+  local mine_at = tonumber(mine)
+  if score and tonumber(score) <= now then
+    id = mine
+    lapsed = tonumber(score)
+  elseif not score and mine_at >= cursor and mine_at < count then
+    id = mine
+    from_cursor = mine_at == cursor
+  end
+end
 while id == nil and cursor < count and skips < 16 do
   local candidate = tostring(cursor)
   local expiry_of = redis.call('ZSCORE', EXPIRY, candidate)
@@ -153,11 +194,14 @@ if id == nil then
   if id == nil and cursor < count then return {'busy', now, server} end
   if id == nil then
     local soonest = redis.call('ZRANGEBYSCORE', EXPIRY, '(' .. now, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
-    return {'exhausted', live_count(), tonumber(soonest[2] or '-1'), now, server}
+    local soonest_at = tonumber(soonest[2] or '-1')
+    -- A reserved ID frees up for everyone when its grace ends.
+    if others_reserved and (soonest_at < 0 or grace_end < soonest_at) then soonest_at = grace_end end
+    return {'exhausted', live_count(), soonest_at, now, server}
   end
 end
 local named_id = tonumber(named)
-if id ~= named and spread >= 0 and not excluded[named] and named_id and named_id >= 0 and named_id < count
+if id ~= named and id ~= mine and spread >= 0 and not excluded[named] and named_id and named_id >= 0 and named_id < count
     and named_id % 1 == 0 and tostring(named_id) == named then
   local named_expiry = redis.call('ZSCORE', EXPIRY, named)
   if from_cursor then
@@ -205,6 +249,7 @@ redis.call('HSET', RECORD, 'token', token, 'marker', marker, 'ceiling', ceiling,
   'host', host, 'pid', pid, 'rev', 0)
 set_expiry(id, expiry)
 redis.call('HSET', META, 'confirmed', 1)
+if id == mine then write_reservations(reserved, mine) end
 return {'ok', tonumber(id), floor, marker, expiry, live_count(), now, server}
 `;
 
@@ -220,6 +265,8 @@ export function claimArgs(settings: CommonSettings & { idCount: number }, reques
     request.excluded.join(','),
     request.candidate,
     request.spread ?? -1,
+    request.prior?.id ?? '',
+    request.prior?.token ?? '',
   ];
 }
 

@@ -62,6 +62,8 @@ local function new_marker(cause)
     'cursor', tonumber(redis.call('GET', CURSOR) or '0'), 'members', redis.call('ZCARD', EXPIRY), 'confirmed', 0,
     'cause', cause)
   redis.call('HSETNX', META, 'config', CONFIG)
+  -- Reservations belong to the marker they were made under (see the renewal and the claim).
+  redis.call('HDEL', META, 'reserved')
   return FRESH
 end
 
@@ -102,6 +104,32 @@ local function live_count()
 end
 
 -- The lowest timestamp a new holder of a record must stay above: its ceiling, or a lost holder's note if higher.
+-- Reservations after a loss: the meta's \`reserved\` field, 'id=token;' entries in the order they were made, each an
+-- ID held back for the holder that lost it while the namespace settled (see the renewal). They hold for one TTL
+-- after settling ends, then lapse. Returns the entries (a list of {id, token}) and the end of their grace, or nil.
+local function reservations()
+  local raw = redis.call('HGET', META, 'reserved')
+  local entries = {}
+  if not raw then return entries, nil end
+  local grace_end = tonumber(redis.call('HGET', META, 'created')) + tonumber(redis.call('HGET', META, 'settleMs')) + TTL
+  if now >= grace_end then
+    redis.call('HDEL', META, 'reserved')
+    return entries, nil
+  end
+  for id, holder in string.gmatch(raw, '(%d+)=([^;]+);') do entries[#entries + 1] = {id, holder} end
+  return entries, grace_end
+end
+
+-- Writes the entries back without the one of \`drop_id\`, adding {add_id, add_token} last when given.
+local function write_reservations(entries, drop_id, add_id, add_token)
+  local raw = ''
+  for _, entry in ipairs(entries) do
+    if entry[1] ~= drop_id and entry[1] ~= add_id then raw = raw .. entry[1] .. '=' .. entry[2] .. ';' end
+  end
+  if add_id then raw = raw .. add_id .. '=' .. add_token .. ';' end
+  if raw == '' then redis.call('HDEL', META, 'reserved') else redis.call('HSET', META, 'reserved', raw) end
+end
+
 local function floor_of(key)
   local ceiling = tonumber(redis.call('HGET', key, 'ceiling') or '-1')
   local noted = tonumber(redis.call('HGET', key, 'noted') or '-1')

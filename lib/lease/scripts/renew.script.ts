@@ -55,6 +55,11 @@ export interface RenewRequest {
  * A renewal that holds on answers with the number of live leases (`held`, one ZCOUNT against the server's time), so
  * that every holder sees the namespace's capacity at each renewal for the cost of one O(log N) command.
  *
+ * A holder whose proof fails while the namespace still settles is told `lost`, and its ID is reserved for it (the
+ * meta's `reserved` entry, by token) until one TTL after settling ends: its next claim, naming the ID and the token,
+ * is handed that ID first, and every other claim passes it over (see the claim). A holder that learns of its loss
+ * only after settling reserves nothing: other instances may hold its ID by then.
+ *
  * A holder that takes its ID back learns whether nothing of its lease was lost (`intact`: the marker changed only
  * because another Redis process serves the namespace, and the record still shows this holder's last renewal).
  *
@@ -89,7 +94,15 @@ if marker == held_marker then
 end
 local expiry = now + TTL
 if marker ~= held_marker then
-  if not unlapsed then return {'lost', 'marker', now, server} end
+  if not unlapsed then
+    -- Lost while the namespace settles, and nobody took the ID back under the new marker: the ID is held back for
+    -- this holder's next claim until one TTL after settling ends, so that an instance that was serving gets an ID
+    -- ahead of instances that never booted. Only the order of claims changes; the claim's rules decide safety.
+    if settling_left() > 0 and not (owner and owner ~= token and redis.call('HGET', key, 'marker') == marker) then
+      write_reservations(reservations(), nil, id, token)
+    end
+    return {'lost', 'marker', now, server}
+  end
   if settling_left() == 0 then return {'lost', 'marker', now, server} end
   if owner and owner ~= token and redis.call('HGET', key, 'marker') == marker then
     return {'lost', 'taken', now, server}
