@@ -7,7 +7,8 @@
  *
  * Keys: KEYS[1..3] the same for every script, KEYS[4] the one record it touches (every key a script touches is
  * declared, as Redis requires and a Cluster enforces while a slot moves). KEYS[1] `meta` (hash: marker, created, settleMs, server, config,
- * confirmed, and the mirrors `cursor` and `members` that reveal a partial loss), KEYS[2] `cursor` (the next
+ * confirmed, cause, the mirrors `cursor` and `members` that reveal a partial loss, and `reserved`: IDs held back for
+ * holders that lost them while the namespace settled), KEYS[2] `cursor` (the next
  * never-used ID), KEYS[3] `expiry` (sorted set ID → lease expiry). One hash per ID at `<recordPrefix><id>` (token,
  * marker, ceiling, noted, floor, claimed, host, pid, rev).
  *
