@@ -3,9 +3,7 @@ import { WorkerUnavailableError } from '../core/errors.js';
 import type { IssuePermit } from '../core/permit.js';
 import { msAtTicks, ticksAtMs } from '../core/time-units.js';
 import type { WorkerAssignment, WorkerIdSource, WorkerSourceContext } from '../worker/worker-source.js';
-import { countLease } from '../worker/process-workers.js';
 import { SerialQueue, Sleeper, Waiters } from './async-tools.js';
-import { CapacityGauge } from './capacity-gauge.js';
 import { claimLease, type ClaimHost, type PriorLease } from './claim-loop.js';
 import { RedisLeaseBackend, type LeaseBackend } from './lease.backend.js';
 import { leaseKeys, type LeaseKeys } from './lease.keys.js';
@@ -14,8 +12,10 @@ import { leaseBackoff, nextRenewalInMs } from './lease.math.js';
 import { permittedCeiling } from './lease.permit.js';
 import { isFenced, transition, type HeldLease, type LeasePhase } from './lease.phase.js';
 import { describeLease, type LeaseStatus } from './lease.status.js';
-import { GiveBack, message } from './give-back.js';
-import { LeaseRounds, describeLoss } from './lease.rounds.js';
+import { message } from './give-back.js';
+import { recoveryLine, settlingLine } from './lease.messages.js';
+import { buildLeaseParts, type LeaseParts } from './lease.parts.js';
+import { describeLoss } from './lease.rounds.js';
 import type { LeaseSettings } from './lease.settings.js';
 import { RenewalTimer } from './renewal-timer.js';
 import {
@@ -25,6 +25,8 @@ import {
   type ObservesRenewals,
 } from './renewal-observers.js';
 import { ServerClock } from './server-clock.js';
+
+const DEFAULT_CLOCKS = bothClocks();
 
 /** Opens the backend a lease runs on: Redis, unless a test gives another. */
 export type LeaseBackendFactory = (settings: LeaseSettings, keys: LeaseKeys) => Promise<LeaseBackend>;
@@ -46,18 +48,13 @@ export class RedisWorkerSource implements WorkerIdSource, ObservesRenewals {
   private readonly waiters = new Waiters();
   private readonly renewal: RenewalTimer;
   private readonly renewalBackoff;
-  private clocks: Clocks;
-  private context: WorkerSourceContext | undefined;
-  private backend: LeaseBackend | undefined;
-  private rounds: LeaseRounds | undefined;
-  private giveBack: GiveBack | undefined;
-  private capacity: CapacityGauge | undefined;
-  private uncount: () => void = () => undefined;
+  /** Built once in start() (lease.parts.ts); undefined before. */
+  private parts: LeaseParts | undefined;
   private lastRenewalAt: number | null = null;
   private lastError: string | null = null;
   private switches = 0;
   private readonly renewalObservers = new RenewalObservers((error) => {
-    this.context?.logger.warn(`A lease renewal listener threw (ignored): ${message(error)}`);
+    this.parts?.context.logger.warn(`A lease renewal listener threw (ignored): ${message(error)}`);
   });
   private readonly renewEarly = (): void => this.renewal.early();
   private readonly permit: IssuePermit = {
@@ -83,9 +80,8 @@ export class RedisWorkerSource implements WorkerIdSource, ObservesRenewals {
   ) {
     this.keys = leaseKeys(settings, fixedDatacenterId);
     this.serverClock = new ServerClock(settings.maxClockOffsetMs, settings.ttlMs);
-    this.clocks = bothClocks();
     this.renewalBackoff = leaseBackoff(settings);
-    // The clocks of start() (the app's), not these defaults: the timer is built before start() gets them.
+    // The clocks of start() (the app's), not the defaults: the timer is built before start() gets them.
     const clocks: Clocks = { now: () => this.clocks.now(), monotonicNow: () => this.clocks.monotonicNow() };
     this.renewal = new RenewalTimer(this.sleeper, clocks, settings.retryBackoffMs, () => {
       void this.queue.run(() => this.renew());
@@ -93,35 +89,26 @@ export class RedisWorkerSource implements WorkerIdSource, ObservesRenewals {
   }
 
   async start(context: WorkerSourceContext): Promise<WorkerAssignment> {
-    this.context = context;
-    this.clocks = bothClocks(context.clock);
+    const clocks = bothClocks(context.clock);
     this.moveTo({ name: 'claiming' });
-    const started = this.clocks.monotonicNow();
+    const started = clocks.monotonicNow();
     const backend = await this.openBackend(this.settings, this.keys);
-    this.backend = backend;
-    const { layout, logger } = context;
-    this.capacity = new CapacityGauge(this.settings, logger);
-    this.rounds = new LeaseRounds(
-      backend,
-      this.serverClock,
-      this.clocks,
-      this.settings,
-      layout,
-      this.fixedDatacenterId,
-      this.capacity,
-      this.random,
-    );
-    this.giveBack = new GiveBack(
-      this.rounds,
-      this.settings,
-      logger,
-      this.sleeper,
-      () => this.isStopped(),
-      (error) => {
-        this.lastError = error;
+    const parts = buildLeaseParts(
+      {
+        settings: this.settings,
+        keys: this.keys,
+        fixedDatacenterId: this.fixedDatacenterId,
+        serverClock: this.serverClock,
+        sleeper: this.sleeper,
+        random: this.random,
+        isStopped: () => this.isStopped(),
+        failed: (error: string) => (this.lastError = error),
       },
+      context,
+      clocks,
+      backend,
     );
-    this.uncount = countLease(this.keys.meta, this.settings.namespace, logger);
+    this.parts = parts;
     // The claim may wait (settling, a full namespace, Redis away) on unref'd timers, and a client that stopped
     // reconnecting holds nothing open: a ref'd handle keeps the process alive until the bootstrap boots or fails,
     // so an app whose main() awaits it never ends without an error (Node's exit code 13, or 0).
@@ -139,7 +126,7 @@ export class RedisWorkerSource implements WorkerIdSource, ObservesRenewals {
     } catch (error) {
       // A stop during the bootstrap claim leaves it released.
       if (!this.isStopped()) this.moveTo({ name: 'idle' });
-      this.uncount();
+      parts.uncount();
       await backend.close();
       throw error;
     } finally {
@@ -158,10 +145,10 @@ export class RedisWorkerSource implements WorkerIdSource, ObservesRenewals {
       if (lease === undefined) return;
       const lastMs = this.toMs(lastTimestamp);
       lease.untrack(lastMs);
-      await this.giveBack!.atShutdown(lease, lastMs);
+      await this.started.giveBack.atShutdown(lease, lastMs);
     });
-    this.uncount();
-    await this.backend?.close();
+    this.parts?.uncount();
+    await this.parts?.backend.close();
   }
 
   requestSwitch(lastTimestamp: number, reason: string): boolean {
@@ -170,11 +157,11 @@ export class RedisWorkerSource implements WorkerIdSource, ObservesRenewals {
     const previous = this.heldLease();
     if (previous === undefined) return false;
     this.moveTo({ name: 'switching' });
-    this.context!.reassign(null);
+    this.started.context.reassign(null);
     const lastMs = this.toMs(lastTimestamp);
     previous.untrack(lastMs);
     void this.queue.run(async () => {
-      await this.giveBack!.beforeSwitch(previous, lastMs);
+      await this.started.giveBack.beforeSwitch(previous, lastMs);
       await this.reclaim([previous.id], `switched from worker ID ${previous.workerId}: ${reason}`);
     });
     return true;
@@ -218,7 +205,7 @@ export class RedisWorkerSource implements WorkerIdSource, ObservesRenewals {
       renewalFailures: this.renewalBackoff.failuresInARow,
       switches: this.switches,
       lastError: this.lastError,
-      capacity: this.capacity?.current ?? null,
+      capacity: this.parts?.capacity.current ?? null,
     });
   }
 
@@ -238,19 +225,24 @@ export class RedisWorkerSource implements WorkerIdSource, ObservesRenewals {
     const observe = this.renewalObservers.time(() => this.clocks.monotonicNow(), lease.workerId);
     try {
       const wasFenced = isFenced(lease, this.clocks.monotonicNow());
-      const outcome = await this.rounds!.extend(lease, this.toMs(this.context!.lastTimestamp()));
+      const outcome = await this.started.rounds.extend(lease, this.toMs(this.started.context.lastTimestamp()));
       if (this.heldLease() !== lease) return;
       if (outcome.kind === 'lost') {
         observe('lost', outcome.reason);
         return await this.handleLoss(lease, outcome.reason);
       }
       observe(outcome.kind === 'ok' ? 'renewed' : 'recovered');
-      if (outcome.kind === 'recovered') this.logRecovery(lease.workerId, outcome.intact);
+      if (outcome.kind === 'recovered') {
+        const line = recoveryLine(this.settings.namespace, lease.workerId, outcome.intact);
+        this.started.context.logger[line.level](line.text);
+      }
       const failures = this.renewalBackoff.failuresInARow;
       if (failures > 0) {
-        this.context!.logger.log(`Lease on worker ID ${lease.workerId} renewed again after ${failures} failures`);
+        this.started.context.logger.log(
+          `Lease on worker ID ${lease.workerId} renewed again after ${failures} failures`,
+        );
       } else if (wasFenced) {
-        this.context!.logger.log(
+        this.started.context.logger.log(
           `Lease on worker ID ${lease.workerId} renewed after its fence time passed with no renewal failing (the ` +
             'event loop or the process stood still); IDs are issued again',
         );
@@ -264,7 +256,7 @@ export class RedisWorkerSource implements WorkerIdSource, ObservesRenewals {
       observe('failed', renewalFailureCause(error));
       this.lastError = message(error);
       const waitMs = this.renewalBackoff.next();
-      this.context!.logger.warn(
+      this.started.context.logger.warn(
         `Renewing the lease on worker ID ${lease.workerId} failed (${this.renewalBackoff.failuresInARow} in a ` +
           `row): ${this.lastError}`,
       );
@@ -274,41 +266,18 @@ export class RedisWorkerSource implements WorkerIdSource, ObservesRenewals {
     }
   }
 
-  /**
-   * Says what a lease taken back into new data knows. Only where the script could tell that nothing of this lease
-   * was lost (another Redis process serves the namespace, and the record still shows this holder's last renewal:
-   * a graceful failover, a slot move, a promoted replica that had every write of this lease) is it no warning;
-   * otherwise the library cannot tell what was lost, and says that it may have been.
-   */
-  private logRecovery(workerId: number, intact: boolean): void {
-    const namespace = this.settings.namespace;
-    if (intact) {
-      this.context!.logger.log(
-        `Namespace "${namespace}" is served by another Redis process (a failover, a slot move or a restart); worker ID ` +
-          `${workerId}'s record came through with its last renewal, so nothing of this lease was lost, and IDs ` +
-          'kept flowing. The namespace settles before it hands out IDs nobody holds.',
-      );
-      return;
-    }
-    this.context!.logger.warn(
-      `Redis may have lost the data of namespace "${namespace}": another Redis process serves it (a restart or ` +
-        'failover) with data that may be older, or keys of it are gone or rolled back; worker ID ' +
-        `${workerId} was taken back into the current data with its ceiling, and IDs kept flowing`,
-    );
-  }
-
   /** The lease is gone or taken: stop issuing at once, leave a note of the last timestamp, re-claim. */
   private async handleLoss(lease: HeldLease, reason: string): Promise<void> {
     this.moveTo({ name: 'lost' });
-    const lastMs = this.toMs(this.context!.lastTimestamp());
+    const lastMs = this.toMs(this.started.context.lastTimestamp());
     lease.untrack(lastMs);
-    this.context!.reassign(null, 'lost');
-    this.context!.logger.error(
+    this.started.context.reassign(null, 'lost');
+    this.started.context.logger.error(
       `Lease on worker ID ${lease.workerId} lost (${describeLoss(reason)}); stopped issuing under it and re-claiming`,
     );
     // The note comes before any new claim: the claim needs Redis as much as the note does, and without the note
     // the ID's next holder would be bounded by the settling rule alone.
-    await this.giveBack!.note(lease, lastMs);
+    await this.started.giveBack.note(lease, lastMs);
     // Lost to a new marker while the namespace settled: the renewal reserved the ID for this token, so the claim
     // names it, and gets it ahead of instances that never booted (claim script).
     const prior = reason === 'marker' ? { id: lease.id, token: lease.token } : undefined;
@@ -322,19 +291,19 @@ export class RedisWorkerSource implements WorkerIdSource, ObservesRenewals {
       try {
         const lease = await claimLease(this.claimHost(), excluded, Infinity, prior);
         if (this.isStopped()) {
-          await this.rounds!.release(lease, lease.floorMs ?? -1).catch(() => undefined);
+          await this.started.rounds.release(lease, lease.floorMs ?? -1).catch(() => undefined);
           return lease.untrack(-1);
         }
         this.switches++;
         this.hold(lease);
-        this.context!.reassign(this.assignment(lease));
-        this.context!.logger.log(`Now worker ID ${lease.workerId} (datacenter ${lease.datacenterId}): ${why}`);
+        this.started.context.reassign(this.assignment(lease));
+        this.started.context.logger.log(`Now worker ID ${lease.workerId} (datacenter ${lease.datacenterId}): ${why}`);
         this.waiters.resolveAll();
         return;
       } catch (error) {
         if (this.isStopped()) return;
         this.lastError = message(error);
-        this.context!.logger.error(`Could not claim another worker ID: ${this.lastError}; retrying`);
+        this.started.context.logger.error(`Could not claim another worker ID: ${this.lastError}; retrying`);
         await this.sleeper.sleep(backoff.next());
       }
     }
@@ -351,17 +320,17 @@ export class RedisWorkerSource implements WorkerIdSource, ObservesRenewals {
 
   private claimHost(): ClaimHost {
     return {
-      rounds: this.rounds!,
+      rounds: this.started.rounds,
       settings: this.settings,
-      layout: this.context!.layout,
+      layout: this.started.context.layout,
       clocks: this.clocks,
-      logger: this.context!.logger,
+      logger: this.started.context.logger,
       sleeper: this.sleeper,
       serverClock: this.serverClock,
       isStopped: () => this.isStopped(),
       settling: (untilMono) => this.settling(untilMono),
       failed: (error) => (this.lastError = error),
-      lastMsOf: (lease) => (this.heldLease() === lease ? this.toMs(this.context!.lastTimestamp()) : -1),
+      lastMsOf: (lease) => (this.heldLease() === lease ? this.toMs(this.started.context.lastTimestamp()) : -1),
     };
   }
 
@@ -372,23 +341,30 @@ export class RedisWorkerSource implements WorkerIdSource, ObservesRenewals {
       return;
     }
     if (this.phase.name !== 'settling') {
-      this.context!.logger.log(
-        `Namespace "${this.settings.namespace}" is settling after its marker was created (first use, or Redis ` +
-          'restarted, failed over or lost some or all of its data); ' +
-          `waiting ${Math.round(untilMono - this.clocks.monotonicNow())} ms so that earlier holders have stopped`,
-      );
+      this.started.context.logger.log(settlingLine(this.settings.namespace, untilMono - this.clocks.monotonicNow()));
     }
     this.moveTo({ name: 'settling', untilMono });
   }
 
   private assignment(lease: HeldLease): WorkerAssignment {
-    const floor = lease.floorMs === null ? -1 : ticksAtMs(this.context!.layout, lease.floorMs);
+    const floor = lease.floorMs === null ? -1 : ticksAtMs(this.started.context.layout, lease.floorMs);
     return { workerId: lease.workerId, datacenterId: lease.datacenterId, floor, permit: this.permit };
   }
 
   /** Every phase change goes through the table of allowed moves (lease.phase.ts). */
   private moveTo(next: LeasePhase): void {
     this.phase = transition(this.phase, next);
+  }
+
+  /** The parts of a started lease: every path that reads them runs after start() built them. */
+  private get started(): LeaseParts {
+    if (this.parts === undefined) throw new Error('the Redis lease has not started');
+    return this.parts;
+  }
+
+  /** The app's clocks once started; the process's own before (a status read before the app boots). */
+  private get clocks(): Clocks {
+    return this.parts?.clocks ?? DEFAULT_CLOCKS;
   }
 
   private heldLease(): HeldLease | undefined {
@@ -400,6 +376,6 @@ export class RedisWorkerSource implements WorkerIdSource, ObservesRenewals {
   }
 
   private toMs(ticks: number): number {
-    return msAtTicks(this.context!.layout, ticks);
+    return msAtTicks(this.started.context.layout, ticks);
   }
 }
