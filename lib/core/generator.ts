@@ -3,6 +3,7 @@ import { DEFAULTS } from './defaults.js';
 import { ticksAtMs } from './time-units.js';
 import { BatchTooLargeError, TimestampOverflowError, UnsafeNumberError, WorkerUnavailableError } from './errors.js';
 import { checkBatchFitsWait, drawBatch, type UnitDraw } from './generator.batch.js';
+import { IdBits } from './generator.bits.js';
 import { ClockStalls, waitingForTheSequence } from './generator.clock-stall.js';
 import { checkNodeFitsLayout, type Layout } from './layout.js';
 import { nonNegativeOption } from './option-checks.js';
@@ -50,9 +51,8 @@ export class SnowflakeGenerator {
   private readonly epoch: number;
   private readonly unit: number;
   private readonly maxSequence: number;
-  private readonly timestampShift: bigint;
-  private readonly sequenceShift: bigint;
-  /** One step of the sequence in the ID: `1 << sequenceShift`, past the shard field. */
+  private readonly bits: IdBits;
+  /** One step of the sequence in the ID (`bits.step`), a field of its own for the hot path. */
   private readonly step: bigint;
   private readonly starts: SequenceStarts;
   /** The clock's stalls and steps back: the waits, the tolerance and their counters. */
@@ -76,7 +76,7 @@ export class SnowflakeGenerator {
   /** The last issued timestamp `L`, in ticks. */
   private last = -1;
   private sequence = 0;
-  /** The last issued ID of shard 0: `(last << timestampShift) | node | (sequence << sequenceShift)`. */
+  /** The last issued ID of shard 0: `bits.id(last, node, sequence)`. */
   private id = 0n;
   /** IDs used up (`stats().issued`): a field of its own, as the hot path counts it. */
   private issued = 0;
@@ -94,9 +94,8 @@ export class SnowflakeGenerator {
     this.epoch = layout.epoch;
     this.unit = layout.timeUnitMs;
     this.maxSequence = layout.maxSequence;
-    this.timestampShift = BigInt(layout.timestampShift);
-    this.sequenceShift = BigInt(layout.sequenceShift);
-    this.step = 1n << this.sequenceShift;
+    this.bits = new IdBits(layout);
+    this.step = this.bits.step;
     this.starts = new SequenceStarts(sequenceStartOption(options.sequenceStart), layout.sequenceBits, options.random);
     const toleranceMs = nonNegativeOption(
       'clockBackToleranceMs',
@@ -124,17 +123,12 @@ export class SnowflakeGenerator {
     checkNodeFitsLayout(this.layout, datacenterId, workerId);
     this._workerId = workerId;
     this._datacenterId = datacenterId;
-    this.node =
-      (BigInt(datacenterId) << BigInt(this.layout.datacenterShift)) |
-      (BigInt(workerId) << BigInt(this.layout.workerShift));
+    this.node = this.bits.node(datacenterId, workerId);
     this.permit = permit;
     // Standing at the floor with a used-up sequence makes the first ID land strictly above the floor.
     this.setLast(floor);
     this.sequence = this.maxSequence;
-    this.id =
-      floor < 0
-        ? 0n
-        : (BigInt(floor) << this.timestampShift) | this.node | (BigInt(this.maxSequence) << this.sequenceShift);
+    this.id = floor < 0 ? 0n : this.bits.id(floor, this.node, this.maxSequence);
     this.stalls.caughtUp();
   }
 
@@ -303,8 +297,7 @@ export class SnowflakeGenerator {
     // Only a new unit starts at an offset: the IDs of the unit before all lie below it whatever the offset.
     const start = this.starts.next();
     this.sequence = start;
-    const id = (BigInt(t) << this.timestampShift) | this.node;
-    return (this.id = start === 0 ? id : id | (BigInt(start) << this.sequenceShift));
+    return (this.id = this.bits.id(t, this.node, start));
   }
 
   /** Sets `last` and the wall-clock bounds of its unit. */
