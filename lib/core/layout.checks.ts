@@ -39,16 +39,16 @@ export interface LayoutFieldValues {
 /**
  * Checks every field's range, and that they fit 63 bits together.
  *
- * @param givenEpoch the epoch as given, for the message (a Date or a number; undefined for the preset's)
+ * @param options the options as given, whose `epoch` the message quotes (read only when it is wrong)
  * @param now the current Unix time in ms: an epoch must not lie after it
  */
-export function checkLayoutFields(fields: LayoutFieldValues, givenEpoch: unknown, now: number): void {
+export function checkLayoutFields(fields: LayoutFieldValues, options: LayoutOptions, now: number): void {
   const { epoch, timeUnitMs, timestampBits, datacenterBits, workerBits, sequenceBits, shardBits, minLifetimeYears } =
     fields;
   if (!Number.isSafeInteger(epoch) || epoch < 0) {
     throw new SnowflakeConfigError(
       'layout.epoch',
-      `expected Unix milliseconds (a non-negative integer) or a Date, got ${describeInput(givenEpoch)}.`,
+      `expected Unix milliseconds (a non-negative integer) or a Date, got ${describeInput(options.epoch)}.`,
     );
   }
   if (epoch > now) {

@@ -106,7 +106,7 @@ export function resolveLayout(options: LayoutOptions | LayoutPresetName = {}, no
     shardBits: options.shardBits ?? preset.shardBits,
     minLifetimeYears: options.minLifetimeYears ?? 10,
   };
-  checkLayoutFields(fields, options.epoch, now);
+  checkLayoutFields(fields, options, now);
   const { epoch, timeUnitMs, timestampBits, datacenterBits, workerBits, sequenceBits, shardBits } = fields;
   const totalBits = timestampBits + datacenterBits + workerBits + sequenceBits + shardBits;
   const maxTimestamp = 2 ** timestampBits - 1;
