@@ -1,17 +1,13 @@
 import { bothClocks, type Clocks } from './clock.js';
 import { DEFAULTS } from './defaults.js';
-import { msAtTicks, ticksAtMs } from './time-units.js';
-import {
-  BatchTooLargeError,
-  ClockMovedBackError,
-  SequenceExhaustedError,
-  TimestampOverflowError,
-  UnsafeNumberError,
-  WorkerUnavailableError,
-} from './errors.js';
+import { ticksAtMs } from './time-units.js';
+import { BatchTooLargeError, TimestampOverflowError, UnsafeNumberError, WorkerUnavailableError } from './errors.js';
+import { checkBatchFitsWait, drawBatch, type UnitDraw } from './generator.batch.js';
+import { IdBits } from './generator.bits.js';
+import { ClockStalls, waitingForTheSequence } from './generator.clock-stall.js';
 import { checkNodeFitsLayout, type Layout } from './layout.js';
 import { nonNegativeOption } from './option-checks.js';
-import type { IssuePermit } from './permit.js';
+import { ceilingOf, type IssuePermit } from './permit.js';
 import { SequenceStarts } from './sequence-start.js';
 import { shardFieldOf, withShard } from './shard-key.js';
 import {
@@ -29,8 +25,6 @@ export {
   type NextIdOptions,
   type SequenceStart,
 } from './generator.options.js';
-
-const NO_CEILING = Number.MAX_SAFE_INTEGER;
 
 /**
  * The ID generator: pure, synchronous, free of Nest and Redis.
@@ -57,15 +51,24 @@ export class SnowflakeGenerator {
   private readonly epoch: number;
   private readonly unit: number;
   private readonly maxSequence: number;
-  private readonly timestampShift: bigint;
-  private readonly sequenceShift: bigint;
-  /** One step of the sequence in the ID: `1 << sequenceShift`, past the shard field. */
+  private readonly bits: IdBits;
+  /** One step of the sequence in the ID (`bits.step`), a field of its own for the hot path. */
   private readonly step: bigint;
   private readonly starts: SequenceStarts;
-  private readonly toleranceTicks: number;
-  private readonly toleranceMs: number;
+  /** The clock's stalls and steps back: the waits, the tolerance and their counters. */
+  private readonly stalls: ClockStalls;
   private readonly maxSyncWaitMs: number;
   private permit: IssuePermit | undefined;
+  /** The generator's issuing as a batch draws from it (generator.batch.ts). */
+  private readonly unitDraw: UnitDraw = {
+    issueBefore: (now, deadline) => {
+      const t = ticksAtMs(this.layout, now);
+      return t === this.last && this.sequence < this.maxSequence
+        ? this.issueInSameTick()
+        : this.advance(t, ceilingOf(this.permit, now), Math.max(0, Math.ceil(deadline - this.clock.monotonicNow())));
+    },
+    fillUnit: (out, count) => this.fillTick(out, count),
+  };
 
   private node = 0n;
   private _workerId = 0;
@@ -73,10 +76,8 @@ export class SnowflakeGenerator {
   /** The last issued timestamp `L`, in ticks. */
   private last = -1;
   private sequence = 0;
-  /** The last issued ID of shard 0: `(last << timestampShift) | node | (sequence << sequenceShift)`. */
+  /** The last issued ID of shard 0: `bits.id(last, node, sequence)`. */
   private id = 0n;
-  private behind = false;
-  private readonly counters = { overflowWaits: 0, clockBackEvents: 0, maxClockBackMs: 0 };
   /** IDs used up (`stats().issued`): a field of its own, as the hot path counts it. */
   private issued = 0;
   /**
@@ -93,16 +94,15 @@ export class SnowflakeGenerator {
     this.epoch = layout.epoch;
     this.unit = layout.timeUnitMs;
     this.maxSequence = layout.maxSequence;
-    this.timestampShift = BigInt(layout.timestampShift);
-    this.sequenceShift = BigInt(layout.sequenceShift);
-    this.step = 1n << this.sequenceShift;
+    this.bits = new IdBits(layout);
+    this.step = this.bits.step;
     this.starts = new SequenceStarts(sequenceStartOption(options.sequenceStart), layout.sequenceBits, options.random);
-    this.toleranceMs = nonNegativeOption(
+    const toleranceMs = nonNegativeOption(
       'clockBackToleranceMs',
       options.clockBackToleranceMs,
       DEFAULTS.clockBackToleranceMs,
     );
-    this.toleranceTicks = Math.floor(this.toleranceMs / this.unit);
+    this.stalls = new ClockStalls(layout, this.clock, toleranceMs);
     this.maxSyncWaitMs = nonNegativeOption('maxSyncWaitMs', options.maxSyncWaitMs, DEFAULTS.maxSyncWaitMs);
     this.assign(options.workerId ?? 0, options.datacenterId ?? 0, options.floor, options.permit);
   }
@@ -123,18 +123,13 @@ export class SnowflakeGenerator {
     checkNodeFitsLayout(this.layout, datacenterId, workerId);
     this._workerId = workerId;
     this._datacenterId = datacenterId;
-    this.node =
-      (BigInt(datacenterId) << BigInt(this.layout.datacenterShift)) |
-      (BigInt(workerId) << BigInt(this.layout.workerShift));
+    this.node = this.bits.node(datacenterId, workerId);
     this.permit = permit;
     // Standing at the floor with a used-up sequence makes the first ID land strictly above the floor.
     this.setLast(floor);
     this.sequence = this.maxSequence;
-    this.id =
-      floor < 0
-        ? 0n
-        : (BigInt(floor) << this.timestampShift) | this.node | (BigInt(this.maxSequence) << this.sequenceShift);
-    this.behind = false;
+    this.id = floor < 0 ? 0n : this.bits.id(floor, this.node, this.maxSequence);
+    this.stalls.caughtUp();
   }
 
   /**
@@ -145,37 +140,14 @@ export class SnowflakeGenerator {
   next(options?: NextIdOptions): bigint {
     if (options !== undefined) return this.shardBitsOf(options) | this.next();
     const now = this.clock.now();
-    // The permit is asked once per issued time unit, not once per ID (see ASKED_ONCE_PER_UNIT).
+    // The permit is asked once per issued time unit, not once per ID (see ASKED_ONCE_PER_UNIT in permit.ts).
     if (now >= this.lastStartMs && now < this.lastEndMs && this.sequence < this.maxSequence) {
       this.sequence++;
       this.issued++;
       return (this.id += this.step);
     }
     // Clock first, permit second: a pause between the two must not slip past the fence.
-    return this.advance(ticksAtMs(this.layout, now), this.ceilingAt(now), this.maxSyncWaitMs);
-  }
-
-  /**
-   * The permit's ceiling for a clock reading `now`, or none without a permit.
-   *
-   * ASKED_ONCE_PER_UNIT: the generator asks the permit only when a call would issue from a time unit other than
-   * `last`, the unit of the last issued ID (a new unit, a clock behind `last`, a used-up sequence, the first ID
-   * after an assignment). A call that continues the sequence of `last` is not asked. That is safe because every
-   * uniqueness rule of the lease bounds a *timestamp*, not a moment:
-   * - the floor (a later holder issues strictly above the ceiling recorded in Redis) and a loss's note compare
-   *   timestamps; `last` was at most the confirmed ceiling when the permit allowed it, so a later holder stays
-   *   above it however late this process issues more IDs in that unit;
-   * - settling after a data loss and the time check bound the timestamps a holder from before the loss can issue:
-   *   `last` passed the fence and the clock check at the moment the permit allowed it, and that moment is all the
-   *   bound uses (`resolveClockBounds` in lease.settings.ts: the fence margin covers the clock bound on both sides,
-   *   the clock-back tolerance and one unit), so a new holder's first timestamp lies above it;
-   * - a loss, a switch and a stop never wait for the next ID: they assign the generator a refusing permit, and an
-   *   assignment marks the sequence used up, so the very next call asks the permit and is refused.
-   * What skipping the check allows is therefore only more IDs (higher sequences) in a unit already allowed, at most
-   * `2^sequenceBits` of them, which no holder before or after can issue. A unit not yet issued always asks.
-   */
-  private ceilingAt(now: number): number {
-    return this.permit === undefined ? NO_CEILING : this.permit.ceiling(now);
+    return this.advance(ticksAtMs(this.layout, now), ceilingOf(this.permit, now), this.maxSyncWaitMs);
   }
 
   /** The shard field's bits for a call's options: 0 without a key. @throws InvalidShardKeyError */
@@ -192,7 +164,7 @@ export class SnowflakeGenerator {
     const now = this.clock.now();
     const t = ticksAtMs(this.layout, now);
     if (t === this.last && this.sequence < this.maxSequence) return this.issueInSameTick();
-    return this.advance(t, this.ceilingAt(now), 0);
+    return this.advance(t, ceilingOf(this.permit, now), 0);
   }
 
   /** The next ID as a decimal string. */
@@ -222,38 +194,10 @@ export class SnowflakeGenerator {
     assertBatchCount(count, 'nextBatch');
     if (count > this.maxSyncBatch) throw new BatchTooLargeError(count, this.maxSyncBatch, this.maxSyncWaitMs);
     // The first clock reading serves both the check and the first time unit.
-    let reading: number | undefined = this.clock.now();
-    this.assertBatchFitsWait(count, reading);
-    const out: bigint[] = [];
-    // One more millisecond, as in waitForNextTick: the wall clock counts whole ones.
-    const deadline = this.clock.monotonicNow() + this.maxSyncWaitMs + 1;
-    while (out.length < count) {
-      const now = reading ?? this.clock.now();
-      const t = ticksAtMs(this.layout, now);
-      reading = undefined;
-      out.push(
-        t === this.last && this.sequence < this.maxSequence
-          ? this.issueInSameTick()
-          : this.advance(t, this.ceilingAt(now), Math.max(0, Math.ceil(deadline - this.clock.monotonicNow()))),
-      );
-      this.fillTick(out, count);
-    }
-    return out;
-  }
-
-  /**
-   * Throws {@link SequenceExhaustedError} before drawing anything when the batch would need time units that start
-   * later than `maxSyncWaitMs` from now, such as a batch begun late in a 1 s unit: drawn IDs would be thrown away.
-   */
-  private assertBatchFitsWait(count: number, now: number): void {
-    const t = ticksAtMs(this.layout, now);
-    // A clock behind the last timestamp borrows units without waiting, within the tolerance: nothing to check.
-    if (t < this.last) return;
-    const left = t === this.last ? this.maxSequence - this.sequence : this.perUnit;
-    if (count <= left) return;
-    const furtherUnits = Math.ceil((count - left) / this.perUnit);
-    const waitMs = (t + furtherUnits) * this.unit + this.epoch - now;
-    if (waitMs > this.maxSyncWaitMs) throw new SequenceExhaustedError(waitMs, this.maxSyncWaitMs);
+    const now = this.clock.now();
+    const start = { last: this.last, leftInLast: this.maxSequence - this.sequence, perUnit: this.perUnit };
+    checkBatchFitsWait(this.layout, start, count, now, this.maxSyncWaitMs);
+    return drawBatch(this.unitDraw, this.clock, count, now, this.maxSyncWaitMs);
   }
 
   /**
@@ -306,7 +250,7 @@ export class SnowflakeGenerator {
   }
 
   stats(): GeneratorStats {
-    return { issued: this.issued, ...this.counters, lastTimestamp: this.last };
+    return { issued: this.issued, ...this.stalls.counters, lastTimestamp: this.last };
   }
 
   /**
@@ -327,19 +271,19 @@ export class SnowflakeGenerator {
   /** The slow path: a new tick, a used-up sequence or a clock that went back. */
   private advance(t: number, ceiling: number, maxWaitMs: number): bigint {
     if (t > this.last) {
-      this.behind = false;
+      this.stalls.caughtUp();
       return this.issueAt(t, ceiling);
     }
     if (t < this.last) {
-      this.noteClockBack(t);
+      this.stalls.noteClockBack(this.last, t);
       if (this.sequence < this.maxSequence) return this.issueInSameTick();
-      if (this.last + 1 - t > this.toleranceTicks) throw this.clockBackError(t, 1);
+      this.stalls.checkBorrow(this.last, t);
       return this.issueAt(this.last + 1, ceiling);
     }
     // t === last and the sequence is used up: wait for the next tick, then ask the permit again, since the lease
     // may have fenced during the wait.
-    const next = this.waitForNextTick(maxWaitMs);
-    return this.issueAt(next, this.ceilingAt(this.clock.now()));
+    const next = this.stalls.waitForNextTick(this.last, maxWaitMs);
+    return this.issueAt(next, ceilingOf(this.permit, this.clock.now()));
   }
 
   private issueAt(t: number, ceiling: number): bigint {
@@ -353,8 +297,7 @@ export class SnowflakeGenerator {
     // Only a new unit starts at an offset: the IDs of the unit before all lie below it whatever the offset.
     const start = this.starts.next();
     this.sequence = start;
-    const id = (BigInt(t) << this.timestampShift) | this.node;
-    return (this.id = start === 0 ? id : id | (BigInt(start) << this.sequenceShift));
+    return (this.id = this.bits.id(t, this.node, start));
   }
 
   /** Sets `last` and the wall-clock bounds of its unit. */
@@ -368,55 +311,5 @@ export class SnowflakeGenerator {
     this.sequence++;
     this.issued++;
     return (this.id += this.step);
-  }
-
-  private noteClockBack(t: number): void {
-    const behindMs = (this.last - t) * this.unit;
-    if (!this.behind) {
-      this.behind = true;
-      this.counters.clockBackEvents++;
-    }
-    if (behindMs > this.counters.maxClockBackMs) this.counters.maxClockBackMs = behindMs;
-    if (this.last - t > this.toleranceTicks) throw this.clockBackError(t);
-  }
-
-  /** `borrow`: the units beyond `last` the refused ID would have needed, reported as how far it would run ahead. */
-  private clockBackError(t: number, borrow = 0): ClockMovedBackError {
-    return new ClockMovedBackError((this.last - t) * this.unit, this.toleranceMs, (this.last + borrow - t) * this.unit);
-  }
-
-  /** Spins until the clock reaches the tick after `last`, for at most `maxWaitMs` of monotonic time. */
-  private waitForNextTick(maxWaitMs: number): number {
-    const target = this.last + 1;
-    const waitMs = msAtTicks(this.layout, target) - this.clock.now();
-    if (waitMs > maxWaitMs) throw new SequenceExhaustedError(waitMs, maxWaitMs);
-    this.counters.overflowWaits++;
-    // One more millisecond: the wall clock counts whole ones, so a wait of exactly maxWaitMs must still fit.
-    const deadline = this.clock.monotonicNow() + maxWaitMs + 1;
-    for (;;) {
-      // Deadline before clock: a pause (GC, preemption) between the two reads must not fail a wait that succeeded.
-      const expired = this.clock.monotonicNow() > deadline;
-      const t = ticksAtMs(this.layout, this.clock.now());
-      if (t >= target) return t;
-      if (t < this.last) {
-        // Stepped back while waiting: continue in clock-back mode.
-        this.noteClockBack(t);
-        if (this.last + 1 - t > this.toleranceTicks) throw this.clockBackError(t, 1);
-        return target;
-      }
-      if (expired) throw new SequenceExhaustedError(waitMs, maxWaitMs);
-    }
-  }
-}
-
-/** Runs `attempt` until it does not find the sequence used up, sleeping (not spinning) until the next time unit. */
-async function waitingForTheSequence<T>(attempt: () => T): Promise<T> {
-  for (;;) {
-    try {
-      return attempt();
-    } catch (error) {
-      if (!(error instanceof SequenceExhaustedError)) throw error;
-      await new Promise((resolve) => setTimeout(resolve, Math.max(1, Math.ceil(error.waitMs))));
-    }
   }
 }

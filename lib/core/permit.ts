@@ -20,3 +20,29 @@ export interface IssuePermit {
   /** Told when the clock has run past the ceiling, so the source can raise it sooner than planned. */
   ceilingReached?(): void;
 }
+
+/** What a generator without a permit may issue up to: no ceiling. */
+const NO_CEILING = Number.MAX_SAFE_INTEGER;
+
+/**
+ * The permit's ceiling for a clock reading `now`, or none without a permit.
+ *
+ * ASKED_ONCE_PER_UNIT: the generator asks the permit only when a call would issue from a time unit other than
+ * `last`, the unit of the last issued ID (a new unit, a clock behind `last`, a used-up sequence, the first ID
+ * after an assignment). A call that continues the sequence of `last` is not asked. That is safe because every
+ * uniqueness rule of the lease bounds a *timestamp*, not a moment:
+ * - the floor (a later holder issues strictly above the ceiling recorded in Redis) and a loss's note compare
+ *   timestamps; `last` was at most the confirmed ceiling when the permit allowed it, so a later holder stays
+ *   above it however late this process issues more IDs in that unit;
+ * - settling after a data loss and the time check bound the timestamps a holder from before the loss can issue:
+ *   `last` passed the fence and the clock check at the moment the permit allowed it, and that moment is all the
+ *   bound uses (`resolveClockBounds` in lease.settings.ts: the fence margin covers the clock bound on both sides,
+ *   the clock-back tolerance and one unit), so a new holder's first timestamp lies above it;
+ * - a loss, a switch and a stop never wait for the next ID: they assign the generator a refusing permit, and an
+ *   assignment marks the sequence used up, so the very next call asks the permit and is refused.
+ * What skipping the check allows is therefore only more IDs (higher sequences) in a unit already allowed, at most
+ * `2^sequenceBits` of them, which no holder before or after can issue. A unit not yet issued always asks.
+ */
+export function ceilingOf(permit: IssuePermit | undefined, now: number): number {
+  return permit === undefined ? NO_CEILING : permit.ceiling(now);
+}

@@ -1,43 +1,22 @@
 import { Inject, Injectable, Optional, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { SnowflakeConfigError } from '../core/errors.js';
 import { SnowflakeCodec, type ComposeInput, type SnowflakeParts } from '../core/codec.js';
-import { SnowflakeGenerator, assertBatchCount, type GeneratorStats, type NextIdOptions } from '../core/generator.js';
+import type { NextIdOptions, SnowflakeGenerator } from '../core/generator.js';
 import type { Layout } from '../core/layout.js';
-import { shardInLayout, withShard, type ShardKey } from '../core/shard-key.js';
+import { shardInLayout, type ShardKey } from '../core/shard-key.js';
 import type { PublicIdForm } from '../forms/public-id.form.js';
-import { msAtTicks } from '../core/time-units.js';
-import { reportsLease, type LeaseStatus } from '../lease/lease.status.js';
 import { WorkerBinding } from '../worker/worker-binding.js';
 import type { AsyncIdOptions } from '../worker/issue-wait.js';
 import type { WorkerIdSource } from '../worker/worker-source.js';
+import { issueAsync, issueBatchAsync } from './id.service.async.js';
+import { statusOf, type SnowflakeStatus } from './id.service.status.js';
+import { RunningServices } from './running-services.js';
 import type { SnowflakeModuleOptions } from './snowflake.options.js';
 import { createBinding, createGenerator, createWorkerSource } from './snowflake.providers.js';
 import { resolveSettings } from './snowflake.settings.js';
 import { DEFAULT_GENERATOR_NAME, SNOWFLAKE_BINDING, SNOWFLAKE_NAME, SNOWFLAKE_PUBLIC_IDS } from './snowflake.tokens.js';
 
-/**
- * What `IdService.status()` reports: the worker, the generator's counters and, with a Redis lease, the lease.
- *
- * @publicApi
- */
-export interface SnowflakeStatus extends GeneratorStats {
-  source: WorkerIdSource['kind'];
-  /** Whether an ID may be issued right now. */
-  ready: boolean;
-  workerId: number | null;
-  datacenterId: number | null;
-  /** The last issued timestamp (or the floor before the first ID) as Unix ms; null before any. */
-  lastTimestampMs: number | null;
-  /** How far the clock stands behind the timestamp it must exceed, in ms; 0 when it is ahead. */
-  clockBehindMs: number;
-  /**
-   * The module's clock when this status was taken, as Unix ms. The other times here (the lease's `expiresAt`,
-   * `lastRenewalAt`) are read from that clock, so compare them with this rather than with `Date.now()`.
-   */
-  nowMs: number;
-  /** The lease, when the worker ID comes from Redis. */
-  lease?: LeaseStatus;
-}
+export type { SnowflakeStatus } from './id.service.status.js';
 
 /**
  * Issues and decodes IDs: the facade over the generator, the codec and the worker-ID source's binding, which the
@@ -97,28 +76,7 @@ export class IdService implements OnModuleInit, OnApplicationShutdown {
    * @throws SnowflakeConfigError when none runs, or several with different layouts do
    */
   static current(name = DEFAULT_GENERATOR_NAME): IdService {
-    const [first, ...others] = [...RUNNING].filter((service) => service.name === name);
-    if (first === undefined) {
-      const running = [...new Set([...RUNNING].map((service) => JSON.stringify(service.name)))];
-      throw new SnowflakeConfigError(
-        'SnowflakeModule',
-        name === DEFAULT_GENERATOR_NAME
-          ? 'no IdService has started in this process: import SnowflakeModule.forRoot() in the app (the ID pipe and ' +
-              'other helpers read the layout from it).' +
-              (running.length > 0 ? ` Only named registrations run (${running.join(', ')}): pass \`generator\`.` : '')
-          : `no IdService named ${JSON.stringify(name)} has started in this process: register ` +
-              `SnowflakeModule.forRoot({ name: ${JSON.stringify(name)}, … }) in the app` +
-              (running.length > 0 ? ` (running: ${running.join(', ')}).` : '.'),
-      );
-    }
-    if (others.some((other) => other.layout !== first.layout && !sameLayout(other.layout, first.layout))) {
-      throw new SnowflakeConfigError(
-        'SnowflakeModule',
-        'several IdServices with different layouts run in this process: use the class form of the pipe ' +
-          "(`@Param('id', ParseSnowflakeIdPipe)`), which gets the IdService of its module.",
-      );
-    }
-    return first;
+    return RUNNING.find(name);
   }
 
   /** The current worker ID. */
@@ -183,24 +141,8 @@ export class IdService implements OnModuleInit, OnApplicationShutdown {
    * is bounded over the whole batch by `maxAsyncWaitMs`, or by `options.timeoutMs`; `options.signal` ends it at once.
    * @throws WorkerWaitTimeoutError when the bound runs out; the signal's reason when it aborts
    */
-  async nextBatchAsync(count: number, options?: AsyncIdOptions): Promise<bigint[]> {
-    const shard = options === undefined ? 0n : this.generator.shardBitsOf(options);
-    assertBatchCount(count, 'nextBatchAsync');
-    const wait = this.binding.startWait(options);
-    const out: bigint[] = [];
-    let waited = false;
-    while (out.length < count) {
-      try {
-        this.generator.fillWithoutWaiting(out, count);
-      } catch (caught) {
-        await this.binding.waitToIssue(caught, wait);
-        waited = true;
-      }
-    }
-    // A lease switch while the batch waited continues under another worker ID, whose IDs may sort below the ones
-    // before it. All are distinct; sorting restores the promised order.
-    if (waited && !isIncreasing(out)) out.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-    return withShard(shard, out);
+  nextBatchAsync(count: number, options?: AsyncIdOptions): Promise<bigint[]> {
+    return issueBatchAsync(this.binding, count, options);
   }
 
   /**
@@ -212,17 +154,8 @@ export class IdService implements OnModuleInit, OnApplicationShutdown {
    * @example
    * const id = await ids.nextAsync({ signal: AbortSignal.timeout(2000) });
    */
-  async nextAsync(options?: AsyncIdOptions): Promise<bigint> {
-    // The key is checked before any wait, so that a bad key fails at once.
-    const shard = options === undefined ? 0n : this.generator.shardBitsOf(options);
-    const wait = this.binding.startWait(options);
-    for (;;) {
-      try {
-        return shard | this.generator.nextWithoutWaiting();
-      } catch (caught) {
-        await this.binding.waitToIssue(caught, wait);
-      }
-    }
+  nextAsync(options?: AsyncIdOptions): Promise<bigint> {
+    return issueAsync(this.binding, options);
   }
 
   /** The longest an asynchronous call waits for a worker ID without a `timeoutMs` of its own (`maxAsyncWaitMs`). */
@@ -302,38 +235,9 @@ export class IdService implements OnModuleInit, OnApplicationShutdown {
 
   /** The worker, the counters and the lease. */
   status(): SnowflakeStatus {
-    const stats = this.generator.stats();
-    const lastTimestampMs = stats.lastTimestamp < 0 ? null : msAtTicks(this.layout, stats.lastTimestamp);
-    const nowMs = this.binding.clock.now();
-    const { source } = this.binding;
-    const lease = reportsLease(source) ? source.leaseStatus() : undefined;
-    const mustExceedMs = Math.max(lastTimestampMs ?? -Infinity, lease?.floorMs ?? -Infinity);
-    const assigned = this.binding.isAssigned;
-    return {
-      ...stats,
-      source: source.kind,
-      ready: assigned && (lease === undefined || (lease.state === 'held' && lease.clockInSync)),
-      workerId: assigned ? this.generator.workerId : null,
-      datacenterId: assigned ? this.generator.datacenterId : null,
-      lastTimestampMs,
-      clockBehindMs: Number.isFinite(mustExceedMs) ? Math.max(0, mustExceedMs - nowMs) : 0,
-      nowMs,
-      lease,
-    };
+    return statusOf(this.binding);
   }
 }
 
 /** The services started in this process and not shut down, in start order. */
-const RUNNING = new Set<IdService>();
-
-function sameLayout(a: Layout, b: Layout): boolean {
-  return (
-    JSON.stringify(a, (_key, value: unknown) => (typeof value === 'bigint' ? String(value) : value)) ===
-    JSON.stringify(b, (_key, value: unknown) => (typeof value === 'bigint' ? String(value) : value))
-  );
-}
-
-function isIncreasing(ids: readonly bigint[]): boolean {
-  for (let i = 1; i < ids.length; i++) if (ids[i] <= ids[i - 1]) return false;
-  return true;
-}
+const RUNNING = new RunningServices<IdService>();

@@ -4,23 +4,12 @@ import { SnowflakeConfigError } from '../../lib/core/errors.js';
 import { SnowflakeGenerator, type SequenceStart } from '../../lib/core/generator.js';
 import { resolveLayout } from '../../lib/core/layout.js';
 import { FakeClock } from '../support/fake-clock.js';
+import { mulberry32 } from '../support/seeded-random.js';
 
 const START = Date.UTC(2026, 10, 24, 12);
 const twitter = resolveLayout('twitter', START);
 const codec = new SnowflakeCodec(twitter);
 const FAKE_TIME_WAIT = { maxSyncWaitMs: 5_000 };
-
-/** A small seeded generator (mulberry32), so that the statistical tests draw the same offsets on every run. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function chiSquare(counts: readonly number[]): number {
   const total = counts.reduce((a, b) => a + b, 0);
@@ -47,7 +36,7 @@ function oneIdPerUnit(sequenceStart: SequenceStart, count: number, seed = 1): bi
     workerId: 1,
     clock,
     sequenceStart,
-    random: seeded(seed),
+    random: mulberry32(seed),
   });
   return Array.from({ length: count }, () => {
     clock.advance(1);
@@ -92,7 +81,12 @@ describe('sequenceStart: even low bits for id % N at low traffic', () => {
 
   it('starts only a new unit at an offset: IDs of one unit count up from it', () => {
     const clock = new FakeClock(START);
-    const generator = new SnowflakeGenerator({ layout: twitter, clock, sequenceStart: 'random', random: seeded(9) });
+    const generator = new SnowflakeGenerator({
+      layout: twitter,
+      clock,
+      sequenceStart: 'random',
+      random: mulberry32(9),
+    });
     const first = codec.decode(generator.next()).sequence;
     const rest = Array.from({ length: 10 }, () => codec.decode(generator.next()).sequence);
     expect(rest).toEqual(Array.from({ length: 10 }, (_, i) => first + 1 + i));
@@ -119,7 +113,7 @@ describe('sequenceStart: uniqueness, order and the cost in peak IDs per unit', (
         layout: twitter,
         clock,
         sequenceStart: mode,
-        random: seeded(5),
+        random: mulberry32(5),
         ...FAKE_TIME_WAIT,
       });
       for (let unit = 0; unit < 10; unit += 2) {
@@ -169,7 +163,7 @@ describe('sequenceStart: uniqueness, order and the cost in peak IDs per unit', (
               layout: twitter,
               clock,
               sequenceStart: mode,
-              random: seeded(seed),
+              random: mulberry32(seed),
               clockBackToleranceMs: 10_000,
               ...FAKE_TIME_WAIT,
             });
@@ -196,7 +190,7 @@ describe('sequenceStart: uniqueness, order and the cost in peak IDs per unit', (
         layout: twitter,
         clock,
         sequenceStart: mode,
-        random: seeded(11),
+        random: mulberry32(11),
         ...FAKE_TIME_WAIT,
       });
       // The clock moves on only when the generator waits for it: every unit is filled to the end.

@@ -3,6 +3,7 @@ import { SETTLE_AFTER_LOSS_MS } from '../../lib/lease/lease.contract.js';
 import { LeaseProtocol, type RenewRequest } from '../../lib/lease/lease.protocol.js';
 import { CLAIM_SCRIPT, NOTE_SCRIPT, RELEASE_SCRIPT, RENEW_SCRIPT } from '../../lib/lease/lease.scripts.js';
 import { RedisServer } from '../support/redis-server.js';
+import { mulberry32 } from '../support/seeded-random.js';
 
 /**
  * The lease scripts one call at a time against a real redis-server, for the cases the module's own flow reaches
@@ -435,18 +436,6 @@ describe('lease scripts (real redis-server)', () => {
   });
 
   describe('claims that arrive together', () => {
-    /** A small seeded generator (mulberry32), standing in for the lease's injected random source. */
-    function seeded(seed: number): () => number {
-      let a = seed >>> 0;
-      return () => {
-        a = (a + 0x6d2b79f5) >>> 0;
-        let t = a;
-        t = Math.imul(t ^ (t >>> 15), t | 1);
-        t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-        return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-      };
-    }
-
     /**
      * `claimants` claims in rounds, as instances booting at once make them: all first name the same guess; each
      * round, every claimant still without an ID claims again, one script after another, naming what its last reply
@@ -455,7 +444,8 @@ describe('lease scripts (real redis-server)', () => {
      */
     async function storm(idCount: number, claimants: number, seed: number) {
       const p = protocol(idCount);
-      const random = seeded(seed);
+      // A seeded stand-in for the lease's injected random source.
+      const random = mulberry32(seed);
       let pending = Array.from({ length: claimants }, (_, i) => ({
         token: `storm-${i}`,
         candidate: 0,

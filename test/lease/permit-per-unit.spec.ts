@@ -1,5 +1,5 @@
 /**
- * The lease is asked once per issued time unit, not once per ID (ASKED_ONCE_PER_UNIT in generator.ts), on fake time
+ * The lease is asked once per issued time unit, not once per ID (ASKED_ONCE_PER_UNIT in permit.ts), on fake time
  * against the lease rules in memory. What the invariants require, and what these tests hold the code to:
  * - fencing (invariant 4) bounds the timestamps a holder issues: a unit first issued before the fence may be
  *   continued after it (no later holder can issue in that unit), but no unit is begun once the fence time has come;

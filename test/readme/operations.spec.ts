@@ -50,7 +50,7 @@ describe('docs/operations.md', () => {
 
   it('explains every reason a WorkerUnavailableError can carry, and no other', () => {
     const documented = firstCells(section('Refusals: `WorkerUnavailableError` reasons'));
-    expect(documented.sort()).toEqual(unionMembers('lib/core/errors.ts', 'WorkerUnavailableReason').sort());
+    expect(documented.sort()).toEqual(unionMembers('lib/core/worker.errors.ts', 'WorkerUnavailableReason').sort());
   });
 
   it('quotes only log lines that lib/ writes', () => {

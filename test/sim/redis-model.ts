@@ -18,6 +18,7 @@ import fengari from 'fengari';
 import fengariDo from 'fengari/src/ldo.js';
 import fengariObject from 'fengari/src/lobject.js';
 import fengariState from 'fengari/src/lstate.js';
+import { mulberry32 } from '../support/seeded-random.js';
 
 const { lua, lauxlib, lualib, to_luastring, to_jsstring } = fengari as unknown as FengariModule;
 
@@ -82,18 +83,6 @@ function randomHex(next: () => number): string {
   let out = '';
   for (let i = 0; i < 40; i++) out += Math.floor(next() * 16).toString(16);
   return out;
-}
-
-/** A deterministic source of server identities, from a seed (mulberry32). */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 function copyValue(value: Value): Value {

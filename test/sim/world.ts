@@ -41,7 +41,8 @@ import { SentinelConfirm } from '../../lib/lease/sentinel.confirm.js';
 import { IdService } from '../../lib/module/id.service.js';
 import { WorkerBinding } from '../../lib/worker/worker-binding.js';
 import type { WorkerAssignment, WorkerIdSource, WorkerSourceContext } from '../../lib/worker/worker-source.js';
-import { mulberry32, RedisModel, type Reply, type Snapshot } from './redis-model.js';
+import { mulberry32 } from '../support/seeded-random.js';
+import { RedisModel, type Reply, type Snapshot } from './redis-model.js';
 import { SimBackend, type ReplyTamper, type ScriptName, type SimLink } from './sim-backend.js';
 import { SimTime } from './sim-time.js';
 

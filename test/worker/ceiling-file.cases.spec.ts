@@ -134,7 +134,10 @@ describe('ceilingFile: issuing', () => {
       ceilingFile: { path: file, stepMs: 1000, ifMissing: 'create' },
       clock,
     });
-    const internals = source as unknown as { raiseInBackground(): void; background: Promise<void> | undefined };
+    // The source's writer (ceiling-file.writer.ts), reached past `private` to start the timer's write by hand.
+    const internals = (
+      source as unknown as { writer: { raiseInBackground(): void; background: Promise<void> | undefined } }
+    ).writer;
     // The timer's write starts at +500 ms; before it lands, the clock jumps past the ceiling and next() writes.
     clock.advance(500);
     internals.raiseInBackground();
