@@ -38,10 +38,41 @@ export class StubWorkerSource implements WorkerIdSource {
     this.kind = options.kind ?? 'stub';
   }
 
+  /** Resolves the callers of `whenReady()` while an {@link outage} lasts; undefined when there is none. */
+  private outageEnds: Promise<void> | undefined;
+
+  /**
+   * Takes the worker ID away, as a lease does when Redis goes away (the generator refuses with `switching`), and
+   * hands the same assignment back after `ms`, as a re-claim does when it returns; without `ms` the outage lasts
+   * until the app stops. Meanwhile `whenReady()` (in its `ready` form) resolves when the ID is back, or rejects with
+   * the caller's signal when its bound runs out.
+   */
+  outage(ms?: number): void {
+    const context = this.context;
+    if (context === undefined) throw new Error('StubWorkerSource.outage(): the source has not been started');
+    const assignment = this.assignment();
+    context.reassign(null);
+    this.outageEnds = new Promise((resolve) => {
+      if (ms === undefined) return;
+      setTimeout(() => {
+        this.outageEnds = undefined;
+        context.reassign(assignment);
+        resolve();
+      }, ms);
+    });
+  }
+
   start(context: WorkerSourceContext): Promise<WorkerAssignment> {
     this.context = context;
-    const { workerId = 0, datacenterId = 0, floor = -1, refusal, startDelayMs = 0 } = this.options;
-    const assignment: WorkerAssignment = {
+    const { startDelayMs = 0 } = this.options;
+    const assignment = this.assignment();
+    if (startDelayMs === 0) return Promise.resolve(assignment);
+    return new Promise((resolve) => setTimeout(() => resolve(assignment), startDelayMs));
+  }
+
+  private assignment(): WorkerAssignment {
+    const { workerId = 0, datacenterId = 0, floor = -1, refusal } = this.options;
+    return {
       workerId,
       datacenterId,
       floor,
@@ -53,8 +84,6 @@ export class StubWorkerSource implements WorkerIdSource {
         },
       }),
     };
-    if (startDelayMs === 0) return Promise.resolve(assignment);
-    return new Promise((resolve) => setTimeout(() => resolve(assignment), startDelayMs));
   }
 
   stop(lastTimestamp: number): Promise<void> {
@@ -70,7 +99,7 @@ export class StubWorkerSource implements WorkerIdSource {
   whenReady(signal?: AbortSignal): Promise<void> {
     switch (this.options.whenReady ?? 'ready') {
       case 'ready':
-        return Promise.resolve();
+        return this.outageEnds === undefined ? Promise.resolve() : untilAborted(this.outageEnds, signal);
       case 'deaf':
         return new Promise(() => undefined);
       case 'until-aborted':
@@ -79,4 +108,15 @@ export class StubWorkerSource implements WorkerIdSource {
         });
     }
   }
+}
+
+/** `promise`, or the signal's reason as soon as it aborts. */
+function untilAborted(promise: Promise<void>, signal: AbortSignal | undefined): Promise<void> {
+  if (signal === undefined) return promise;
+  return new Promise((resolve, reject) => {
+    const abort = () => reject(signal.reason as Error);
+    if (signal.aborted) return abort();
+    signal.addEventListener('abort', abort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', abort));
+  });
 }

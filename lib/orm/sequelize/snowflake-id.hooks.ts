@@ -1,11 +1,12 @@
 import type { Model, ModelStatic } from 'sequelize';
+import { fillAbsentIds, fillEachRow } from '../absent-ids.js';
 import type { SnowflakeIdSource } from '../id-issuer.js';
 import { snowflakeIdModeOf } from './snowflake-id.attribute.js';
 
 /** The hooks of {@link snowflakeIdHooks}, for Sequelize's `hooks` option or `sequelize.addHook`. @publicApi */
 export interface SnowflakeIdHooks {
-  beforeValidate(instance: Model): void;
-  beforeBulkCreate(instances: Model[]): void;
+  beforeValidate(instance: Model): void | Promise<void>;
+  beforeBulkCreate(instances: Model[]): void | Promise<void>;
 }
 
 /**
@@ -13,6 +14,10 @@ export interface SnowflakeIdHooks {
  * `create()` and `save()` (it runs before the NOT NULL check of the primary key), `beforeBulkCreate` for
  * `bulkCreate()`. Pass them as the `hooks` option of the Sequelize instance, so that they apply to every model.
  * Raw queries and `queryInterface.bulkInsert` run no hooks: give IDs there yourself.
+ *
+ * While the worker ID is being re-claimed (a Redis outage), the hooks wait for it through the source's `nextAsync()`
+ * (Sequelize awaits its hooks): with `IdService`, at most the module's `maxAsyncWaitMs`, then the insert fails with
+ * `WorkerWaitTimeoutError` (a `WorkerUnavailableError`, 503 over HTTP) before any row of it is written.
  *
  * @param ids the app's `IdService`, or any source with `next(): bigint`
  * @example
@@ -34,19 +39,20 @@ export function snowflakeIdHooks(ids: SnowflakeIdSource): SnowflakeIdHooks {
     }
     return names;
   };
-  const fill = (instance: Model): void => {
-    for (const name of attributesOf(instance.constructor as ModelStatic<Model>)) {
-      const value: unknown = instance.getDataValue(name as never);
-      // Sequelize starts the primary key of a new instance at null: null means absent here.
-      if (value === null || value === undefined) instance.setDataValue(name as never, ids.next());
-    }
-  };
+  const fill = (instance: Model): void | Promise<void> =>
+    fillAbsentIds(ids, instance, attributesOf(instance.constructor as ModelStatic<Model>), isAbsent, write);
   return {
-    beforeValidate: (instance) => {
-      if (instance.isNewRecord) fill(instance);
-    },
-    beforeBulkCreate: (instances) => {
-      for (const instance of instances) fill(instance);
-    },
+    beforeValidate: (instance) => (instance.isNewRecord ? fill(instance) : undefined),
+    beforeBulkCreate: (instances) => fillEachRow(instances, fill),
   };
+}
+
+function isAbsent(instance: Model, name: string): boolean {
+  const value: unknown = instance.getDataValue(name as never);
+  // Sequelize starts the primary key of a new instance at null: null means absent here.
+  return value === null || value === undefined;
+}
+
+function write(instance: Model, name: string, id: bigint): void {
+  instance.setDataValue(name as never, id);
 }

@@ -4,6 +4,7 @@ import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { sqliteTable, text } from 'drizzle-orm/sqlite-core';
 import { safeIntegerDriver, sqliteSnowflakeId, type SnowflakeIdSource } from '../../../lib/drizzle.js';
 import { sqliteDirectory } from '../../support/databases.js';
+import { synchronousHookOutageCases } from '../bounded-wait.cases.js';
 import { idColumnCases, type ItemRow, type ItemTable } from '../id-column.cases.js';
 
 const files = sqliteDirectory();
@@ -35,4 +36,10 @@ describe('Drizzle snowflake columns on SQLite (better-sqlite3, files under the O
     openRounding: async (ids) => itemTable(new Database(files.path(`${(count += 1)}.db`)), ids),
     fix: /Reading column "(id|ref)".*safeIntegerDriver/,
   });
+});
+
+describe('Drizzle snowflake columns during a worker-ID outage on SQLite: $defaultFn cannot wait', () => {
+  synchronousHookOutageCases(async (ids) =>
+    itemTable(new (safeIntegerDriver(Database))(files.path(`${(count += 1)}.db`)), ids),
+  );
 });

@@ -1,6 +1,7 @@
 import { MariaDbDriver, MikroORM } from '@mikro-orm/mariadb';
 import { snowflakeIdSubscriber, type SnowflakeIdSource } from '../../../lib/mikro-orm.js';
 import { describeWhenReachable, MARIADB, mariadbReachable, uniqueSuffix } from '../../support/databases.js';
+import { boundedWaitCases } from '../bounded-wait.cases.js';
 import { idColumnCases, type ItemTable } from '../id-column.cases.js';
 import { itemSchema, itemTable } from './item.schema.js';
 
@@ -42,5 +43,8 @@ describeWhenReachable(reachable, 'MariaDB', `${MARIADB.host}:${MARIADB.port}`, (
       openRounding: (ids) => open(ids, true),
       fix: /bigIntAsNumber/,
     });
+  });
+  describe('MikroORM subscriber during a worker-ID outage on MariaDB: bounded by maxAsyncWaitMs', () => {
+    boundedWaitCases((ids) => open(ids, false));
   });
 });

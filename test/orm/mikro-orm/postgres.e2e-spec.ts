@@ -2,6 +2,7 @@ import { MikroORM, PostgreSqlDriver } from '@mikro-orm/postgresql';
 import pg from 'pg';
 import { snowflakeIdSubscriber, type SnowflakeIdSource } from '../../../lib/mikro-orm.js';
 import { describeWhenReachable, POSTGRES, postgresReachable, uniqueSuffix } from '../../support/databases.js';
+import { boundedWaitCases } from '../bounded-wait.cases.js';
 import { idColumnCases, type ItemTable } from '../id-column.cases.js';
 import { itemSchema, itemTable } from './item.schema.js';
 
@@ -43,5 +44,8 @@ describeWhenReachable(reachable, 'PostgreSQL', `${POSTGRES.host}:${POSTGRES.port
       openRounding: (ids) => open(ids, true),
       fix: /types\.setTypeParser\(20/,
     });
+  });
+  describe('MikroORM subscriber during a worker-ID outage on PostgreSQL: bounded by maxAsyncWaitMs', () => {
+    boundedWaitCases((ids) => open(ids, false));
   });
 });

@@ -1,6 +1,7 @@
 import { BetterSqliteDriver, MikroORM } from '@mikro-orm/better-sqlite';
 import { snowflakeIdSubscriber, type SnowflakeIdSource } from '../../../lib/mikro-orm.js';
 import { sqliteDirectory } from '../../support/databases.js';
+import { boundedWaitCases } from '../bounded-wait.cases.js';
 import { idColumnCases, type ItemTable } from '../id-column.cases.js';
 import { itemSchema, itemTable } from './item.schema.js';
 
@@ -32,4 +33,8 @@ describe('MikroORM SnowflakeIdType on SQLite (better-sqlite, files under the OS 
     openRounding: (ids) => open(ids, false),
     fix: /safeIntegers: true/,
   });
+});
+
+describe('MikroORM subscriber during a worker-ID outage on SQLite: bounded by maxAsyncWaitMs', () => {
+  boundedWaitCases((ids) => open(ids, true));
 });

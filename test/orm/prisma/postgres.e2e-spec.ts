@@ -3,6 +3,7 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
 import { PrismaClient } from './generated/postgres/client.js';
 import { extensionCases } from './prisma-extension.cases.js';
+import { prismaServiceCases } from './prisma-service.cases.js';
 import { TABLES, type BasePrismaClient, type Harness } from './prisma-test.harness.js';
 import { POSTGRES } from '../../support/databases.js';
 import { skipVisibly } from '../../support/skip-notice.js';
@@ -42,9 +43,14 @@ async function openPostgres(): Promise<Harness> {
   const admin = new pg.Client({ connectionString: PG_URL });
   await admin.connect();
   await admin.query(ddl(schema));
-  const client = new PrismaClient({ adapter: new PrismaPg({ connectionString: PG_URL }, { schema }) });
+  const newClient = () =>
+    new PrismaClient({
+      adapter: new PrismaPg({ connectionString: PG_URL }, { schema }),
+    }) as unknown as BasePrismaClient;
+  const client = newClient();
   return {
-    client: client as unknown as BasePrismaClient,
+    client,
+    newClient,
     clear: async () => {
       await admin.query(`TRUNCATE ${TABLES.map((t) => `"${schema}"."${t}"`).join(', ')}`);
     },
@@ -61,6 +67,9 @@ const unreachable = await reachable();
 if (unreachable === undefined) {
   describe('Prisma extension on PostgreSQL (pg adapter)', () => {
     extensionCases(openPostgres);
+  });
+  describe('PrismaService as the extended client under a class token, on PostgreSQL (pg adapter)', () => {
+    prismaServiceCases(openPostgres);
   });
 } else {
   skipVisibly(

@@ -54,6 +54,19 @@ export function extensionCases(open: () => Promise<Harness>): void {
     expect([read.id, read.handle]).toEqual([given, null]);
   });
 
+  it('reads back 2^63 − 1 and 2^53 + 1 exactly, as bigint and as decimal string', async () => {
+    const top = 2n ** 63n - 1n;
+    const unsafe = 2n ** 53n + 1n;
+    await prisma.user.create({ data: { id: top, email: 'top@example.com', handle: unsafe.toString() } });
+    await prisma.user.create({ data: { id: unsafe, email: 'unsafe@example.com', handle: top.toString() } });
+    const read = await harness.client.user.findMany({ orderBy: { id: 'asc' } });
+    expect(read.map((user) => [user.id, user.handle])).toEqual([
+      [unsafe, top.toString()],
+      [top, unsafe.toString()],
+    ]);
+    expect((await harness.client.user.findUniqueOrThrow({ where: { id: top } })).email).toBe('top@example.com');
+  });
+
   it('gives two creates from one data object two IDs, and leaves the object as it was', async () => {
     const data = { email: 'same@example.com', posts: { create: { title: 'first' } } };
     const before = structuredClone(data);

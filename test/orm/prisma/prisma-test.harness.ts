@@ -22,6 +22,8 @@ export type TestClient = ReturnType<typeof extendClient>;
 /** A database with the test tables, opened by each suite. */
 export interface Harness {
   readonly client: BasePrismaClient;
+  /** A second client of its own on the same database, as an app's provider creates one. */
+  newClient(): BasePrismaClient;
   /** Empties every table. */
   clear(): Promise<void>;
   /** Disconnects and removes the database (file or schema). */

@@ -33,10 +33,12 @@ export function openSqlite(): Promise<SqliteHarness> {
   const setup = new Database(file);
   setup.exec(DDL);
   setup.close();
-  const client = new PrismaClient({ adapter: new PrismaBetterSqlite3({ url: `file:${file}` }) });
+  const newClient = () => new PrismaClient({ adapter: new PrismaBetterSqlite3({ url: `file:${file}` }) });
+  const client = newClient();
   return Promise.resolve({
     file,
     client,
+    newClient,
     clear: async () => {
       for (const table of TABLES) await client.$executeRawUnsafe(`DELETE FROM "${table}"`);
     },

@@ -1,6 +1,7 @@
 import { Sequelize } from 'sequelize';
 import { snowflakeIdHooks, type SnowflakeIdSource } from '../../../lib/sequelize.js';
 import { describeWhenReachable, MARIADB, mariadbReachable, uniqueSuffix } from '../../support/databases.js';
+import { boundedWaitCases } from '../bounded-wait.cases.js';
 import { idColumnCases, type ItemTable } from '../id-column.cases.js';
 import { itemTable } from './item.model.js';
 
@@ -39,5 +40,8 @@ describeWhenReachable(reachable, 'MariaDB', `${MARIADB.host}:${MARIADB.port}`, (
       openRounding: (ids) => open(ids, true),
       fix: /bigIntAsNumber/,
     });
+  });
+  describe('Sequelize hooks during a worker-ID outage on MariaDB: bounded by maxAsyncWaitMs', () => {
+    boundedWaitCases((ids) => open(ids, false));
   });
 });

@@ -2,6 +2,7 @@ import pg from 'pg';
 import { Sequelize } from 'sequelize';
 import { snowflakeIdHooks, type SnowflakeIdSource } from '../../../lib/sequelize.js';
 import { describeWhenReachable, POSTGRES, postgresReachable, uniqueSuffix } from '../../support/databases.js';
+import { boundedWaitCases } from '../bounded-wait.cases.js';
 import { idColumnCases, type ItemTable } from '../id-column.cases.js';
 import { itemTable } from './item.model.js';
 
@@ -38,5 +39,8 @@ describeWhenReachable(reachable, 'PostgreSQL', `${POSTGRES.host}:${POSTGRES.port
       openRounding: (ids) => open(ids, true),
       fix: /types\.setTypeParser\(20/,
     });
+  });
+  describe('Sequelize hooks during a worker-ID outage on PostgreSQL: bounded by maxAsyncWaitMs', () => {
+    boundedWaitCases((ids) => open(ids, false));
   });
 });
