@@ -5,7 +5,7 @@ import { Redis } from 'ioredis';
 import { SnowflakeHealthIndicator } from '../../lib/health.js';
 import { IdService, SnowflakeModule, WorkerUnavailableError } from '../../lib/index.js';
 import { SETTLE_AFTER_LOSS_MS } from '../../lib/lease/lease.contract.js';
-import { waitUntil } from '../support/time.js';
+import { sleep, waitUntil } from '../support/time.js';
 import { RedisServer } from '../support/redis-server.js';
 import { settledNamespace } from '../support/settled-namespace.js';
 import { getHealth, HealthModule, pollHealth, snowflakeOf } from './health.fixture.js';
@@ -164,6 +164,9 @@ describe('SnowflakeHealthIndicator with a Redis lease (real redis-server)', () =
     expect(() => ids.next()).toThrow(WorkerUnavailableError);
 
     // An empty Redis on the same port: the holder finds its lease gone, waits for the namespace to settle, re-claims.
+    // Fenced locally is not yet lapsed on the server: the last renewal ran up to a round trip after it was sent, and a
+    // renewal arriving within that slack still takes the ID back. One TTL more leaves no proof to make.
+    await sleep(TTL_MS);
     await redis.restart();
     const up = await pollHealth(app, (status) => status === 200, SETTLE_AFTER_LOSS_MS + 4 * TTL_MS + 3000);
     expect(up).toMatchObject({ status: 'up', leaseState: 'held', renewalFailures: 0 });
