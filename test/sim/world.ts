@@ -350,7 +350,8 @@ interface SimProcess {
   ids: IdService;
   state: 'starting' | 'running' | 'failed' | 'dead' | 'stopped';
   dead: boolean;
-  lastWorker: string | undefined;
+  /** The worker (datacenter and worker ID, as {@link workerSlot} numbers it) of the last ID it issued. */
+  lastWorker: number | undefined;
   lastRefusal: string | undefined;
 }
 
@@ -359,6 +360,7 @@ const quiet = { log: () => undefined, warn: () => undefined, error: () => undefi
 /** Runs one schedule on simulated time (it installs the simulated timers for the run and removes them after). */
 export async function runSchedule(schedule: Schedule, options: RunOptions = {}): Promise<RunResult> {
   const time = new SimTime(START);
+  await time.yieldToEventLoop();
   time.install();
   // The lease refuses IDs with typed errors many times per schedule, and a stack trace costs more than the rest of
   // the refusal; a traced replay (as every failure gets) keeps them.
@@ -396,8 +398,8 @@ class World {
   private readonly holders: Holder[];
   private readonly snapshots: { at: number; snapshot: Snapshot }[] = [];
   private readonly timeline: string[] = [];
-  private readonly issued = new Set<bigint>();
-  private readonly lastByWorker = new Map<string, { id: bigint; by: string; at: number }>();
+  /** Every ID issued so far under each worker, in the order issued, and who issued the last, by {@link workerSlot}. */
+  private readonly byWorker: WorkerHistory[] = [];
   private readonly faultsByKind: Record<string, number> = {};
   private readonly keyNames: string[];
   private redisDownUntil = 0;
@@ -583,32 +585,43 @@ class World {
     }
   }
 
+  /**
+   * Uniqueness and order per worker, on every ID. Until the first violation every ID under a worker is above all the
+   * earlier ones, so the last is the highest: an ID above it is new (no set lookup needed), and only an ID at or below
+   * it is looked up among the earlier ones, to tell a duplicate from an ID out of order.
+   */
   private check(holder: Holder, process: SimProcess, id: bigint): void {
     this.idCount++;
-    const worker = workerOf(id);
-    if (worker !== process.lastWorker) {
-      this.log(`${process.name} issues as worker ${worker} from ${process.ids.decode(id).timestamp} (${id})`);
-      process.lastWorker = worker;
+    const slot = workerSlot(id);
+    if (slot !== process.lastWorker) {
+      if (this.options.trace) {
+        this.log(`${process.name} issues as worker ${workerOf(id)} from ${process.ids.decode(id).timestamp} (${id})`);
+      }
+      process.lastWorker = slot;
     }
     if (this.healed && holder.issuedAfterHeal === undefined) holder.issuedAfterHeal = this.t;
-    if (this.issued.has(id)) {
-      const last = this.lastByWorker.get(worker);
-      this.fail('duplicate', `${process.name} issued ${id} (worker ${worker}) again; last under it by ${last?.by}`);
-      return;
-    }
-    this.issued.add(id);
-    const last = this.lastByWorker.get(worker);
-    if (last !== undefined && id <= last.id) {
+    let history = this.byWorker[slot];
+    if (history === undefined) {
+      history = this.byWorker[slot] = { ids: [], last: -1n, by: '', at: 0 };
+    } else if (id <= history.last) {
+      const worker = workerOf(id);
+      if (history.ids.includes(id)) {
+        this.fail('duplicate', `${process.name} issued ${id} (worker ${worker}) again; last under it by ${history.by}`);
+        return;
+      }
       const parts = process.ids.decode(id);
-      const before = process.ids.decode(last.id);
+      const before = process.ids.decode(history.last);
       this.fail(
         'order',
         `${process.name} issued ${id} (worker ${worker}, t=${parts.timestamp} seq ${parts.sequence}) below ` +
-          `${last.id} (t=${before.timestamp} seq ${before.sequence}) issued by ${last.by} at ${last.at} ms`,
+          `${history.last} (t=${before.timestamp} seq ${before.sequence}) issued by ${history.by} at ${history.at} ms`,
       );
       return;
     }
-    this.lastByWorker.set(worker, { id, by: process.name, at: this.t });
+    history.ids.push(id);
+    history.last = id;
+    history.by = process.name;
+    history.at = this.t;
   }
 
   private fail(kind: Violation['kind'], detail: string): void {
@@ -1097,7 +1110,23 @@ const DATACENTER_SHIFT = BigInt(LAYOUT.datacenterShift);
 const WORKER_MASK = BigInt(LAYOUT.maxWorkerId);
 const DATACENTER_MASK = BigInt(LAYOUT.maxDatacenterId);
 
-/** `datacenter:worker` of an ID, as `decode` gives them, without decoding the rest (this runs for every ID). */
+if (LAYOUT.datacenterShift !== LAYOUT.workerShift + LAYOUT.workerBits)
+  throw new Error('datacenter bits not above worker bits');
+const WORKER_AND_DATACENTER_MASK = (1n << BigInt(LAYOUT.datacenterBits + LAYOUT.workerBits)) - 1n;
+
+/** The datacenter and worker ID of an ID as one small number (this runs for every ID). */
+function workerSlot(id: bigint): number {
+  return Number((id >> WORKER_SHIFT) & WORKER_AND_DATACENTER_MASK);
+}
+
+interface WorkerHistory {
+  ids: bigint[];
+  last: bigint;
+  by: string;
+  at: number;
+}
+
+/** `datacenter:worker` of an ID, as `decode` gives them, without decoding the rest. */
 function workerOf(id: bigint): string {
   return `${(id >> DATACENTER_SHIFT) & DATACENTER_MASK}:${(id >> WORKER_SHIFT) & WORKER_MASK}`;
 }
