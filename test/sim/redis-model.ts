@@ -37,6 +37,12 @@ export interface Snapshot {
 
 export class RedisError extends Error {}
 
+/** A Redis process's identity as the scripts read it (`INFO`). */
+export interface NodeIdentity {
+  readonly runId: string;
+  readonly replId: string;
+}
+
 /** Lua 5.1's `%.14g` for a number, as Redis prints a Lua number it receives as an argument. */
 export function luaNumberString(n: number): string {
   if (!Number.isFinite(n)) return n > 0 ? 'inf' : n < 0 ? '-inf' : 'nan';
@@ -166,11 +172,36 @@ export class RedisModel {
 
   /**
    * The slot of the namespace has moved to another node (Redis Cluster, `MIGRATE` of every key): the same data, now
-   * served by another process, with its own `run_id` and replication ID.
+   * served by another process, with its own `run_id` and replication ID (`to`, the importing node's, or new ones).
    */
-  moveToAnotherNode(): void {
-    this.runId = randomHex(this.random);
-    this.replId = randomHex(this.random);
+  moveToAnotherNode(to: NodeIdentity = this.anotherNode()): void {
+    this.runId = to.runId;
+    this.replId = to.replId;
+  }
+
+  /** The identity of another Redis process (a slot migration's importing node). */
+  anotherNode(): NodeIdentity {
+    return { runId: randomHex(this.random), replId: randomHex(this.random) };
+  }
+
+  /**
+   * Runs a script on the importing node of a slot migration, asked with ASKING once every key the script declares has
+   * moved there: the same keys (this keyspace holds both nodes' keys of the slot), another process's `run_id`.
+   */
+  evalOn(node: NodeIdentity, script: string, keys: readonly string[], args: readonly (string | number)[]): Reply {
+    const own = { runId: this.runId, replId: this.replId };
+    this.runId = node.runId;
+    this.replId = node.replId;
+    try {
+      return this.eval(script, keys, args);
+    } finally {
+      this.runId = own.runId;
+      this.replId = own.replId;
+    }
+  }
+
+  has(key: string): boolean {
+    return this.data.has(key);
   }
 
   /**
