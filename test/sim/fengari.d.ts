@@ -3,3 +3,4 @@ declare module 'fengari';
 declare module 'fengari/src/ldo.js';
 declare module 'fengari/src/lobject.js';
 declare module 'fengari/src/lstate.js';
+declare module 'fengari/src/lstring.js';

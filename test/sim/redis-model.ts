@@ -17,6 +17,7 @@
 import fengari from 'fengari';
 import fengariDo from 'fengari/src/ldo.js';
 import fengariObject from 'fengari/src/lobject.js';
+import fengariString from 'fengari/src/lstring.js';
 import fengariState from 'fengari/src/lstate.js';
 import { mulberry32 } from '../support/seeded-random.js';
 
@@ -36,6 +37,12 @@ export interface Snapshot {
 }
 
 export class RedisError extends Error {}
+
+/** A Redis process's identity as the scripts read it (`INFO`). */
+export interface NodeIdentity {
+  readonly runId: string;
+  readonly replId: string;
+}
 
 /** Lua 5.1's `%.14g` for a number, as Redis prints a Lua number it receives as an argument. */
 export function luaNumberString(n: number): string {
@@ -104,6 +111,9 @@ export class RedisModel {
   private readonly vm: ScriptVm;
   /** Scripts run, by name, and commands they called. */
   readonly counts = { scripts: 0, commands: 0 };
+  /** Raised by every change of the keyspace, so that a snapshot of an unchanged keyspace is the last one again. */
+  private version = 0;
+  private lastSnapshot: { version: number; snapshot: Snapshot } | undefined;
 
   constructor(
     private readonly trueNow: () => number,
@@ -122,10 +132,14 @@ export class RedisModel {
 
   // ---- faults ----------------------------------------------------------------------------------------------------
 
+  /** The keyspace as it is now; a snapshot is never changed (restoring from one copies it). */
   snapshot(): Snapshot {
+    if (this.lastSnapshot?.version === this.version) return this.lastSnapshot.snapshot;
     const data = new Map<string, Value>();
     for (const [key, value] of this.data) data.set(key, copyValue(value));
-    return { data };
+    const snapshot = { data };
+    this.lastSnapshot = { version: this.version, snapshot };
+    return snapshot;
   }
 
   /** The process restarts: new `run_id`; the data is the snapshot's (a reload, a promoted replica) or empty. */
@@ -141,16 +155,42 @@ export class RedisModel {
   }
 
   flushAll(): void {
+    this.version++;
     this.data.clear();
   }
 
   /**
    * The slot of the namespace has moved to another node (Redis Cluster, `MIGRATE` of every key): the same data, now
-   * served by another process, with its own `run_id` and replication ID.
+   * served by another process, with its own `run_id` and replication ID (`to`, the importing node's, or new ones).
    */
-  moveToAnotherNode(): void {
-    this.runId = randomHex(this.random);
-    this.replId = randomHex(this.random);
+  moveToAnotherNode(to: NodeIdentity = this.anotherNode()): void {
+    this.runId = to.runId;
+    this.replId = to.replId;
+  }
+
+  /** The identity of another Redis process (a slot migration's importing node). */
+  anotherNode(): NodeIdentity {
+    return { runId: randomHex(this.random), replId: randomHex(this.random) };
+  }
+
+  /**
+   * Runs a script on the importing node of a slot migration, asked with ASKING once every key the script declares has
+   * moved there: the same keys (this keyspace holds both nodes' keys of the slot), another process's `run_id`.
+   */
+  evalOn(node: NodeIdentity, script: string, keys: readonly string[], args: readonly (string | number)[]): Reply {
+    const own = { runId: this.runId, replId: this.replId };
+    this.runId = node.runId;
+    this.replId = node.replId;
+    try {
+      return this.eval(script, keys, args);
+    } finally {
+      this.runId = own.runId;
+      this.replId = own.replId;
+    }
+  }
+
+  has(key: string): boolean {
+    return this.data.has(key);
   }
 
   /**
@@ -167,6 +207,7 @@ export class RedisModel {
   }
 
   deleteKeys(keys: readonly string[]): number {
+    this.version++;
     let deleted = 0;
     for (const key of keys) if (this.data.delete(key)) deleted++;
     return deleted;
@@ -189,6 +230,7 @@ export class RedisModel {
   }
 
   private restore(from?: Snapshot): void {
+    this.version++;
     this.data = new Map();
     if (from !== undefined) for (const [key, value] of from.data) this.data.set(key, copyValue(value));
   }
@@ -206,6 +248,7 @@ export class RedisModel {
     this.counts.commands++;
     const name = args[0].toUpperCase();
     const key = args[1];
+    if (!READ_ONLY_COMMANDS.has(name)) this.version++;
     if (key !== undefined && name !== 'INFO') this.usedAt.set(key, this.counts.commands);
     switch (name) {
       case 'TIME': {
@@ -406,6 +449,15 @@ class ScriptVm {
     const tonumberRef = lauxlib.luaL_ref(L, lua.LUA_REGISTRYINDEX);
     lua.lua_pushjsfunction(L, (state: LuaState) => {
       const n = lua.lua_gettop(state);
+      // The scripts' usual case, a decimal integer of a key's value or an argument, read here without fengari's
+      // conversion to a JavaScript string and its parser. Leading zeros and "-0" go the long way (Lua reads "-0" as 0).
+      if (n === 1 && lua.lua_type(state, 1) === lua.LUA_TSTRING) {
+        const text = jsString(lua.lua_tostring(state, 1));
+        if (DECIMAL_INTEGER.test(text)) {
+          lua.lua_pushnumber(state, Number(text));
+          return 1;
+        }
+      }
       lua.lua_rawgeti(state, lua.LUA_REGISTRYINDEX, tonumberRef);
       for (let i = 1; i <= n; i++) lua.lua_pushvalue(state, i);
       lua.lua_call(state, n, 1);
@@ -422,7 +474,7 @@ class ScriptVm {
     const tostringRef = lauxlib.luaL_ref(L, lua.LUA_REGISTRYINDEX);
     lua.lua_pushjsfunction(L, (state: LuaState) => {
       if (lua.lua_type(state, 1) === lua.LUA_TNUMBER) {
-        lua.lua_pushstring(state, luaString(luaNumberString(lua.lua_tonumber(state, 1))));
+        pushString(state, luaNumberString(lua.lua_tonumber(state, 1)));
         return 1;
       }
       lua.lua_rawgeti(state, lua.LUA_REGISTRYINDEX, tostringRef);
@@ -461,7 +513,7 @@ class ScriptVm {
   private toLua(L: LuaState, reply: Reply): void {
     if (reply === null) lua.lua_pushboolean(L, false);
     else if (typeof reply === 'number') lua.lua_pushnumber(L, reply);
-    else if (typeof reply === 'string') lua.lua_pushstring(L, luaString(reply));
+    else if (typeof reply === 'string') pushString(L, reply);
     else if (Array.isArray(reply)) {
       lua.lua_createtable(L, reply.length, 0);
       for (let i = 0; i < reply.length; i++) {
@@ -470,7 +522,7 @@ class ScriptVm {
       }
     } else {
       lua.lua_createtable(L, 0, 1);
-      lua.lua_pushstring(L, luaString(reply.status));
+      pushString(L, reply.status);
       lua.lua_setfield(L, -2, OK_NAME);
     }
   }
@@ -518,7 +570,7 @@ class ScriptVm {
     lua.lua_createtable(L, values.length, 0);
     for (let i = 0; i < values.length; i++) {
       const value = values[i];
-      lua.lua_pushstring(L, luaString(typeof value === 'number' ? luaNumberString(value) : value));
+      pushString(L, typeof value === 'number' ? luaNumberString(value) : value);
       lua.lua_rawseti(L, -2, i + 1);
     }
     lua.lua_setglobal(L, name);
@@ -588,8 +640,30 @@ interface FengariStackState {
 interface FengariInternals {
   lstate: { CallInfo: new () => FengariCallInfo; luaE_extendCI: (L: FengariStackState) => FengariCallInfo };
   ldo: { adjust_top: (L: FengariStackState, newtop: number) => void };
-  lobject: { TValue: new (type: number, value: unknown) => unknown };
+  lobject: {
+    TValue: new (type: number, value: unknown) => unknown;
+    pushsvalue2s(L: LuaState, ts: FengariTString): void;
+  };
+  lstring: { luaS_bless(L: LuaState, bytes: Uint8Array): FengariTString };
 }
+type FengariTString = { readonly __tstring: unique symbol };
+
+/** Commands that never change the keyspace (any other command counts as a change, for {@link RedisModel.snapshot}). */
+const READ_ONLY_COMMANDS = new Set([
+  'TIME',
+  'INFO',
+  'GET',
+  'EXISTS',
+  'HGET',
+  'HGETALL',
+  'ZSCORE',
+  'ZCARD',
+  'ZCOUNT',
+  'ZRANGEBYSCORE',
+]);
+
+/** A decimal integer that a double holds exactly, without leading zeros. */
+const DECIMAL_INTEGER = /^(?:0|-?[1-9]\d{0,14})$/;
 
 const KEYS_NAME = to_luastring('KEYS');
 const ARGV_NAME = to_luastring('ARGV');
@@ -598,23 +672,42 @@ const ERR_NAME = to_luastring('err');
 
 /**
  * JavaScript strings to Lua strings, kept: the same keys, tokens and numbers cross into Lua thousands of times per
- * schedule, and fengari's encoder builds an array per call. Fengari keeps (never changes) the bytes it is handed.
+ * schedule. `lua_pushstring` copies the bytes it is handed into a new Lua string object every time; a Lua string is
+ * immutable and shared by reference inside the VM (as in C Lua, where a string is interned), so one object per text
+ * is pushed as it is. Its bytes are remembered with their text, so that the text is not decoded again when the
+ * script hands them back (a key, a token, an argument).
  */
-const luaStrings = new Map<string, Uint8Array>();
-function luaString(text: string): Uint8Array {
-  let bytes = luaStrings.get(text);
-  if (bytes === undefined) {
+const luaStrings = new Map<string, FengariTString>();
+function pushString(L: LuaState, text: string): void {
+  let ts = luaStrings.get(text);
+  if (ts === undefined) {
     if (luaStrings.size >= 50_000) luaStrings.clear();
-    bytes = to_luastring(text);
-    luaStrings.set(text, bytes);
+    const bytes = to_luastring(text);
+    ts = luaS_bless(L, bytes);
+    luaStrings.set(text, ts);
+    jsStrings.set(bytes, text);
   }
-  return bytes;
+  pushsvalue2s(L, ts);
 }
+
+const { luaS_bless } = fengariString as unknown as FengariInternals['lstring'];
+const { pushsvalue2s } = fengariObject as unknown as FengariInternals['lobject'];
+
+/** The text of Lua strings seen before (pushed from JavaScript, or decoded once), by their bytes' identity. */
+const jsStrings = new WeakMap<Uint8Array, string>();
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** Lua strings to JavaScript: ASCII (all the scripts' keys and values) in one call, anything else as UTF-8. */
 function jsString(bytes: Uint8Array): string {
+  const known = jsStrings.get(bytes);
+  if (known !== undefined) return known;
+  const text = decode(bytes);
+  jsStrings.set(bytes, text);
+  return text;
+}
+
+function decode(bytes: Uint8Array): string {
   if (bytes.length <= 256) {
     let ascii = true;
     for (let i = 0; i < bytes.length; i++) {

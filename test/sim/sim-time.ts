@@ -3,8 +3,8 @@
  * `Date.now` replaced by a scheduler driven by hand, so that the real lease code waits on simulated time.
  *
  * Why not jest's (sinon's) fake timers: they fake the whole `Date`, keep a clock object per call and, in their async
- * advance, work through a loop of bookkeeping per timer; a hand-driven heap with one real `setImmediate` turn after each
- * fired timer (to drain the microtasks it started) does the same job for less. The order is the timers' (due time, then
+ * advance, work through a loop of bookkeeping per timer; a hand-driven heap that drains the microtasks each fired timer
+ * started (through one `process.nextTick`) before the next does the same job for less. The order is the timers' (due time, then
  * creation order), so a seed replays the same run.
  *
  * `performance.now`, `process.nextTick` and `queueMicrotask` stay real: the simulated processes read their clocks
@@ -133,10 +133,22 @@ export class SimTime {
   }
 
   /**
-   * Lets every microtask queued so far (and those they queue) run: one real macrotask turn. Promise chains started by
-   * a timer may be any number of reactions deep, so counting `await`s would cut some short.
+   * Lets every microtask queued so far (and those they queue) run. Promise chains started by a timer may be any number
+   * of reactions deep, so counting `await`s would cut some short. Node runs the `process.nextTick` queue only once
+   * V8's microtask queue is empty, so a tick resolves this after every reaction the timer started, at any depth; the
+   * code under simulation queues no ticks and no macrotasks of its own (its timers are these). A real macrotask turn
+   * (`setImmediate`) did the same through a whole turn of the event loop, about a tenth of the simulator's time
+   * (most of it in the poll phase).
    */
   private settle(): Promise<void> {
+    return new Promise((resolve) => process.nextTick(resolve));
+  }
+
+  /**
+   * One real macrotask turn, so that the event loop (signals, the test runner's timers and output) runs between
+   * schedules: {@link settle} never leaves the microtask queues.
+   */
+  yieldToEventLoop(): Promise<void> {
     return new Promise((resolve) => this.realSetImmediate(resolve));
   }
 

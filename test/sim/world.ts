@@ -15,12 +15,14 @@
  * Redis faults modelled: restart (empty or from a snapshot), FLUSHALL, deletion of any keys, eviction in LRU order,
  * a rollback in the same process, promotion of a lagging replica (the writes of the lag lost after their scripts
  * answered) with some holders told the old primary for a while (a split brain), and a Redis Cluster slot migration as
- * the client sees it (TRYAGAIN while keys are split, resent by the client, then another node's run_id). With
+ * the client sees it (the keys move in batches; a script whose keys are not all on the old node is redirected with ASK
+ * to the new one, which runs it once they are all there and answers TRYAGAIN until then; MOVED once the slot is the
+ * new node's; ioredis follows each, and gives up after 16). With
  * `sentinels`, the lease's own SentinelConfirm confirms every claim and renewal against three simulated Sentinels
  * whose views of the master lag; without, a split brain is kept below the settling by the schedule generator.
  *
  * What it does not model: replication as a stream (the replica is the primary's snapshot of `lagMs` before), WAIT,
- * MOVED/ASK redirections (transparent to the lease: ioredis follows them; only their latency and TRYAGAIN reach it),
+ * NOSCRIPT on a node that has not seen a script yet (ioredis sends EVAL after EVALSHA: one more round trip),
  * Redis's sampled LRU (eviction takes keys in exact LRU order), a Redis server clock that steps, timers that run on a
  * process's own (skewed) monotonic clock (timers fire on the simulation's true time; the clocks the code reads are
  * the skewed ones), and the event loop of a paused process (its timers still fire during the pause; its round trips
@@ -42,7 +44,7 @@ import { IdService } from '../../lib/module/id.service.js';
 import { WorkerBinding } from '../../lib/worker/worker-binding.js';
 import type { WorkerAssignment, WorkerIdSource, WorkerSourceContext } from '../../lib/worker/worker-source.js';
 import { mulberry32 } from '../support/seeded-random.js';
-import { RedisModel, type Reply, type Snapshot } from './redis-model.js';
+import { RedisModel, type NodeIdentity, type Reply, type Snapshot } from './redis-model.js';
 import { SimBackend, type ReplyTamper, type ScriptName, type SimLink } from './sim-backend.js';
 import { SimTime } from './sim-time.js';
 
@@ -121,11 +123,17 @@ export type Fault =
    */
   | { at: number; kind: 'failover'; lagMs: number; stale: number[]; staleMs: number; sentinelDelays?: number[] }
   /**
-   * Redis Cluster moves the namespace's slot to another node over `ms`: while keys are split between the nodes, a
-   * script answers TRYAGAIN (`tryAgainPct` of them; ioredis sends it again after 100 ms, up to 16 times); when the
-   * last key has moved, the same data is served by another process (another run_id).
+   * Redis Cluster moves the namespace's slot to another node over `ms`, as `redis-cli --cluster reshard` does: the
+   * slot is marked migrating and importing, its keys move `batch` at a time (MIGRATE, in the order a key scan finds
+   * them), the batches spread over `ms`, then the new node owns the slot (another run_id, the same data). Meanwhile a
+   * script reaches the old node (ioredis's slot map) and runs there while every key it declares is there; otherwise it
+   * is told ASK, and ioredis sends it with ASKING to the new node, which runs it when every key it declares has moved
+   * there and answers TRYAGAIN otherwise (keys split, or a key that exists on neither: a record not yet written);
+   * ioredis sends a TRYAGAIN again 100 ms later to a random primary of three, which answers MOVED unless it is the
+   * owner. Once the slot is the new node's, a process still told the old one is answered MOVED once. Each redirection
+   * costs a round trip; ioredis follows 16 and fails the 17th ("Too many Cluster redirections").
    */
-  | { at: number; kind: 'migrate'; ms: number; tryAgainPct: number };
+  | { at: number; kind: 'migrate'; ms: number; batch: number };
 
 export interface HolderSpec {
   /** Constant wall-clock offset from the true time, ms. */
@@ -351,7 +359,10 @@ interface SimProcess {
   ids: IdService;
   state: 'starting' | 'running' | 'failed' | 'dead' | 'stopped';
   dead: boolean;
-  lastWorker: string | undefined;
+  /** The slot moves its cluster client knows of (ioredis's slot map): fewer than the world's, and the old node answers MOVED. */
+  slotMap: number;
+  /** The worker (datacenter and worker ID, as {@link workerSlot} numbers it) of the last ID it issued. */
+  lastWorker: number | undefined;
   lastRefusal: string | undefined;
 }
 
@@ -360,6 +371,7 @@ const quiet = { log: () => undefined, warn: () => undefined, error: () => undefi
 /** Runs one schedule on simulated time (it installs the simulated timers for the run and removes them after). */
 export async function runSchedule(schedule: Schedule, options: RunOptions = {}): Promise<RunResult> {
   const time = new SimTime(START);
+  await time.yieldToEventLoop();
   time.install();
   // The lease refuses IDs with typed errors many times per schedule, and a stack trace costs more than the rest of
   // the refusal; a traced replay (as every failure gets) keeps them.
@@ -379,6 +391,8 @@ export async function runSchedule(schedule: Schedule, options: RunOptions = {}):
 
 class World {
   private readonly random: () => number;
+  /** Draws of the Redis Cluster model (key order, random primaries), apart from the network's and the processes'. */
+  private readonly clusterRandom: () => number;
   /** The primary: the Redis process the holders' connections reach (but for stale ones after a failover). */
   private model: RedisModel;
   /** Redis processes started so far (each a seed for its identity). */
@@ -391,14 +405,16 @@ class World {
   private masterAddress = 'node0';
   /** The Sentinels' configuration epoch: each failover raises it. */
   private epoch = 1;
-  /** A slot migration under way: until when, and how many scripts answer TRYAGAIN meanwhile. */
-  private migration: { tryAgainPct: number; finish: () => void } | undefined;
+  /** A slot migration under way: the importing node, the keys moved to it so far. */
+  private migration: Migration | undefined;
+  /** Slot migrations finished so far (a process that knows of fewer asks the old node first). */
+  private slotMoves = 0;
   private readonly scripts: Record<ScriptName, string>;
   private readonly holders: Holder[];
   private readonly snapshots: { at: number; snapshot: Snapshot }[] = [];
   private readonly timeline: string[] = [];
-  private readonly issued = new Set<bigint>();
-  private readonly lastByWorker = new Map<string, { id: bigint; by: string; at: number }>();
+  /** Every ID issued so far under each worker, in the order issued, and who issued the last, by {@link workerSlot}. */
+  private readonly byWorker: WorkerHistory[] = [];
   private readonly faultsByKind: Record<string, number> = {};
   private readonly keyNames: string[];
   private redisDownUntil = 0;
@@ -412,6 +428,7 @@ class World {
     private readonly time: SimTime,
   ) {
     this.random = mulberry32(schedule.seed);
+    this.clusterRandom = mulberry32((schedule.seed * 4099 + 17) >>> 0);
     this.model = new RedisModel(() => time.now(), schedule.seed);
     for (let i = 0; i < SENTINELS; i++)
       this.sentinelViews.push({ runId: this.model.runId, address: 'node0', epoch: 1 });
@@ -522,6 +539,7 @@ class World {
       ids: undefined as unknown as IdService,
       state: 'starting',
       dead: false,
+      slotMap: this.slotMoves,
       lastWorker: undefined,
       lastRefusal: undefined,
     };
@@ -584,32 +602,43 @@ class World {
     }
   }
 
+  /**
+   * Uniqueness and order per worker, on every ID. Until the first violation every ID under a worker is above all the
+   * earlier ones, so the last is the highest: an ID above it is new (no set lookup needed), and only an ID at or below
+   * it is looked up among the earlier ones, to tell a duplicate from an ID out of order.
+   */
   private check(holder: Holder, process: SimProcess, id: bigint): void {
     this.idCount++;
-    const worker = workerOf(id);
-    if (worker !== process.lastWorker) {
-      this.log(`${process.name} issues as worker ${worker} from ${process.ids.decode(id).timestamp} (${id})`);
-      process.lastWorker = worker;
+    const slot = workerSlot(id);
+    if (slot !== process.lastWorker) {
+      if (this.options.trace) {
+        this.log(`${process.name} issues as worker ${workerOf(id)} from ${process.ids.decode(id).timestamp} (${id})`);
+      }
+      process.lastWorker = slot;
     }
     if (this.healed && holder.issuedAfterHeal === undefined) holder.issuedAfterHeal = this.t;
-    if (this.issued.has(id)) {
-      const last = this.lastByWorker.get(worker);
-      this.fail('duplicate', `${process.name} issued ${id} (worker ${worker}) again; last under it by ${last?.by}`);
-      return;
-    }
-    this.issued.add(id);
-    const last = this.lastByWorker.get(worker);
-    if (last !== undefined && id <= last.id) {
+    let history = this.byWorker[slot];
+    if (history === undefined) {
+      history = this.byWorker[slot] = { ids: [], last: -1n, by: '', at: 0 };
+    } else if (id <= history.last) {
+      const worker = workerOf(id);
+      if (history.ids.includes(id)) {
+        this.fail('duplicate', `${process.name} issued ${id} (worker ${worker}) again; last under it by ${history.by}`);
+        return;
+      }
       const parts = process.ids.decode(id);
-      const before = process.ids.decode(last.id);
+      const before = process.ids.decode(history.last);
       this.fail(
         'order',
         `${process.name} issued ${id} (worker ${worker}, t=${parts.timestamp} seq ${parts.sequence}) below ` +
-          `${last.id} (t=${before.timestamp} seq ${before.sequence}) issued by ${last.by} at ${last.at} ms`,
+          `${history.last} (t=${before.timestamp} seq ${before.sequence}) issued by ${history.by} at ${history.at} ms`,
       );
       return;
     }
-    this.lastByWorker.set(worker, { id, by: process.name, at: this.t });
+    history.ids.push(id);
+    history.last = id;
+    history.by = process.name;
+    history.at = this.t;
   }
 
   private fail(kind: Violation['kind'], detail: string): void {
@@ -703,37 +732,59 @@ class World {
           return;
         }
         const copies = lossy && this.random() * 100 < link.dupPct ? 2 : 1;
-        const deliver = (redirections: number) => {
+        /**
+         * The request reaches a node (`hop`: the slot's owner as the client's slot map says, the importing node asked
+         * with ASKING, a random primary after TRYAGAIN), which runs the script or redirects it; ioredis follows a
+         * redirection at once (TRYAGAIN after 100 ms), 16 at most.
+         */
+        const deliver = (hop: Hop, redirections: number) => {
           if (this.redisDownUntil > this.t) return;
-          const migration = this.migration;
-          if (migration !== undefined && this.random() * 100 < migration.tryAgainPct) {
-            // TRYAGAIN (keys split between the nodes): ioredis sends it again after 100 ms, 16 times at most.
+          const server = this.serverFor(holder);
+          const answer = server === this.model ? this.clusterAnswer(process, hop, keys) : 'run';
+          let reply: Reply | Error;
+          if (answer === 'MOVED' || answer === 'ASK' || answer === 'TRYAGAIN') {
             if (redirections < 16) {
-              this.log(`${process.name} ${script} answered TRYAGAIN`);
-              setTimeout(() => deliver(redirections + 1), 100 + this.delay(link));
+              this.log(`${process.name} ${script} answered ${answer}`);
+              if (answer === 'MOVED') process.slotMap = this.slotMoves;
+              const next: Hop = answer === 'ASK' ? 'asking' : answer === 'MOVED' ? 'owner' : 'random';
+              const wait = this.delay(link) + (answer === 'TRYAGAIN' ? TRY_AGAIN_DELAY_MS : 0) + this.delay(link);
+              setTimeout(() => deliver(next, redirections + 1), wait);
               return;
             }
-          }
-          let reply: Reply | Error;
-          const server = this.serverFor(holder);
-          try {
-            this.scriptsRun++;
-            reply =
-              migration !== undefined && redirections >= 16
-                ? new Error('TRYAGAIN Multiple keys request during rehashing of slot (too many redirections)')
-                : server.eval(this.scripts[script], keys, args);
-          } catch (error) {
-            reply = error as Error;
+            reply = new Error(`Too many Cluster redirections. Last error: ${answer}`);
+          } else {
+            try {
+              this.scriptsRun++;
+              reply =
+                answer === 'run-on-target'
+                  ? server.evalOn(this.migration!.target, this.scripts[script], keys, args)
+                  : server.eval(this.scripts[script], keys, args);
+            } catch (error) {
+              reply = error as Error;
+            }
           }
           if (this.options.trace) {
-            const where = server === this.model ? '' : ' (on the old primary)';
+            const where =
+              server !== this.model
+                ? ' (on the old primary)'
+                : answer === 'run-on-target'
+                  ? ' (on the importing node)'
+                  : '';
             this.log(`${process.name} ${script} ran${where}: ${describeReply(reply)}`);
           }
-          if (copies > 1) {
+          if (copies > 1 && (answer === 'run' || answer === 'run-on-target')) {
+            // Sent again to where the first copy ran; a duplicate that meets a redirection is dropped.
             setTimeout(() => {
               try {
+                const again = this.serverFor(holder);
+                const route =
+                  again === this.model
+                    ? this.clusterAnswer(process, answer === 'run' ? 'owner' : 'asking', keys)
+                    : 'run';
+                if (route !== 'run' && route !== 'run-on-target') return;
                 this.scriptsRun++;
-                this.serverFor(holder).eval(this.scripts[script], keys, args);
+                if (route === 'run-on-target') again.evalOn(this.migration!.target, this.scripts[script], keys, args);
+                else again.eval(this.scripts[script], keys, args);
                 this.log(`${process.name} ${script} ran again (duplicated)`);
               } catch {
                 // A duplicate's failure reaches nobody.
@@ -754,10 +805,29 @@ class World {
             this.delay(link),
           );
         };
-        setTimeout(() => deliver(0), this.delay(link));
+        setTimeout(() => deliver('owner', 0), this.delay(link));
       };
       this.whenRunning(holder, send);
     });
+  }
+
+  /**
+   * What the node a request reaches does with it in a Redis Cluster (the namespace's keys share one slot), as Redis's
+   * `getNodeByQuery` decides: the owner runs it, or answers MOVED to a client whose slot map is older than the last
+   * slot move; while the slot migrates, the old node runs it only if every key it declares is there (not moved, and
+   * existing: a missing key counts as moved) and answers ASK otherwise; the importing node, asked with ASKING, runs
+   * it if every key it declares has moved there and exists, and answers TRYAGAIN otherwise. A random primary (after
+   * TRYAGAIN) is the owner one time in three, else it answers MOVED.
+   */
+  private clusterAnswer(process: SimProcess, hop: Hop, keys: readonly string[]): ClusterAnswer {
+    const migration = this.migration;
+    if (hop === 'random' && this.clusterRandom() * 3 >= 1) return 'MOVED';
+    if (hop === 'owner' && process.slotMap < this.slotMoves) return 'MOVED';
+    if (migration === undefined) return 'run';
+    if (hop === 'asking') {
+      return keys.every((key) => migration.moved.has(key) && this.model.has(key)) ? 'run-on-target' : 'TRYAGAIN';
+    }
+    return keys.every((key) => !migration.moved.has(key) && this.model.has(key)) ? 'run' : 'ASK';
   }
 
   // ---- Sentinels -------------------------------------------------------------------------------------------------
@@ -953,17 +1023,35 @@ class World {
       }
       case 'migrate': {
         this.migration?.finish();
-        const migration = {
-          tryAgainPct: fault.tryAgainPct,
+        // The keys in the order a scan of the slot finds them, moved `batch` at a time, the batches spread over `ms`.
+        const order = [...this.keyNames];
+        for (let i = order.length - 1; i > 0; i--) {
+          const j = Math.floor(this.clusterRandom() * (i + 1));
+          [order[i], order[j]] = [order[j], order[i]];
+        }
+        const batch = Math.max(1, fault.batch);
+        const batches = Math.ceil(order.length / batch);
+        const migration: Migration = {
+          target: this.model.anotherNode(),
+          moved: new Set(),
           finish: () => {
             if (this.migration !== migration) return;
             this.migration = undefined;
-            this.model.moveToAnotherNode();
+            this.slotMoves++;
+            this.model.moveToAnotherNode(migration.target);
             this.sentinelsSeeNewRunId();
             this.log('slot migrated: the namespace is served by another node');
           },
         };
         this.migration = migration;
+        for (let b = 0; b < batches; b++) {
+          const keys = order.slice(b * batch, (b + 1) * batch);
+          later(Math.floor((fault.ms * b) / batches), () => {
+            if (this.migration !== migration) return;
+            for (const key of keys) migration.moved.add(key);
+            this.log(`keys moved to the importing node: ${keys.join(', ')}`);
+          });
+        }
         later(fault.ms, migration.finish);
         return;
       }
@@ -1080,6 +1168,20 @@ function describeReply(reply: Reply | Error): string {
   return JSON.stringify(reply.slice(0, -1));
 }
 
+/** ioredis's `retryDelayOnTryAgain` (its default). */
+const TRY_AGAIN_DELAY_MS = 100;
+
+/** Where a request goes in a Redis Cluster: see {@link World.clusterAnswer}. */
+type Hop = 'owner' | 'asking' | 'random';
+type ClusterAnswer = 'run' | 'run-on-target' | 'MOVED' | 'ASK' | 'TRYAGAIN';
+
+/** A slot migration under way: the importing node's identity and the keys moved to it so far. */
+interface Migration {
+  target: NodeIdentity;
+  moved: Set<string>;
+  finish: () => void;
+}
+
 const SENTINELS = 3;
 const MAJORITY = Math.floor(SENTINELS / 2) + 1;
 
@@ -1098,7 +1200,23 @@ const DATACENTER_SHIFT = BigInt(LAYOUT.datacenterShift);
 const WORKER_MASK = BigInt(LAYOUT.maxWorkerId);
 const DATACENTER_MASK = BigInt(LAYOUT.maxDatacenterId);
 
-/** `datacenter:worker` of an ID, as `decode` gives them, without decoding the rest (this runs for every ID). */
+if (LAYOUT.datacenterShift !== LAYOUT.workerShift + LAYOUT.workerBits)
+  throw new Error('datacenter bits not above worker bits');
+const WORKER_AND_DATACENTER_MASK = (1n << BigInt(LAYOUT.datacenterBits + LAYOUT.workerBits)) - 1n;
+
+/** The datacenter and worker ID of an ID as one small number (this runs for every ID). */
+function workerSlot(id: bigint): number {
+  return Number((id >> WORKER_SHIFT) & WORKER_AND_DATACENTER_MASK);
+}
+
+interface WorkerHistory {
+  ids: bigint[];
+  last: bigint;
+  by: string;
+  at: number;
+}
+
+/** `datacenter:worker` of an ID, as `decode` gives them, without decoding the rest. */
 function workerOf(id: bigint): string {
   return `${(id >> DATACENTER_SHIFT) & DATACENTER_MASK}:${(id >> WORKER_SHIFT) & WORKER_MASK}`;
 }
