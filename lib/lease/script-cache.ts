@@ -31,6 +31,8 @@ export type ScriptName = keyof typeof LEASE_SCRIPTS;
  * Retrying after `NOSCRIPT` is safe: the server ran nothing (the script was not found), so the script runs once.
  * The fallback is `EVAL`, not `SCRIPT LOAD` then `EVALSHA`: one round trip instead of two, and in a Cluster `EVAL`
  * goes by its keys to the node that owns the namespace's slot, where `SCRIPT LOAD` (no key) would go to any node.
+ * A call that falls back spans two round trips, and the lease measures its clock offset over the whole call: the
+ * error bound (half the time between sending and the reply) is wider, which can refuse a claim, never admit one.
  */
 export async function runScript(
   client: RedisClientLike,
