@@ -4,6 +4,10 @@
  *
  * - Claim storm: INSTANCES clients boot at once in a settled namespace that already holds 65,536 live leases of
  *   other instances (so every claim searches the sorted set of expiries): each claim's latency, and all distinct.
+ *   Redis's script cache holds the lease's scripts, as a live fleet's claims and renewals leave it
+ *   (BENCH_SCALE_SCRIPTS=cold: empty, as right after Redis started). The table shows what each boot sends (counted
+ *   on the lease clients) and the CPU time of this process and of Redis during the storm: with every instance in
+ *   one process, this process's CPU time, not Redis, bounds the storm.
  *   Every claim names a candidate (its record is a declared key); all of them first name the oldest expired ID, one
  *   wins, and the others, finding it taken, are spread over the 1,024 oldest expired IDs by their leases' random
  *   picks (without the spread, N claims at once ran about N^2 / 2 scripts): the table shows the scripts per claim and
@@ -14,10 +18,11 @@
  *   issue meanwhile.
  */
 import { performance } from 'node:perf_hooks';
-import type { Redis } from 'ioredis';
+import { Redis } from 'ioredis';
 import { SnowflakeGenerator, resolveLayout, type Layout, type LeaseRenewalSample } from 'nestjs-snowflake';
 // Internal, on purpose: a thousand lease clients in one process are the module's parts without a Nest app each.
 import { leaseKeys } from '../dist/lease/lease.keys.js';
+import { LEASE_SCRIPTS } from '../dist/lease/script-cache.js';
 import { resolveLeaseSettings } from '../dist/lease/lease.settings.js';
 import { RedisWorkerSource } from '../dist/lease/redis-worker.source.js';
 import { WorkerBinding } from '../dist/worker/worker-binding.js';
@@ -26,6 +31,7 @@ import { type Bench, formatInt, markdownTable } from './harness.js';
 import { startRedis } from './redis-process.js';
 
 const INSTANCES = Number(process.env.BENCH_SCALE_INSTANCES ?? 1000);
+const COLD_SCRIPT_CACHE = process.env.BENCH_SCALE_SCRIPTS === 'cold';
 const OTHERS_HELD = 65_536;
 const TTL_MS = 10_000;
 const RENEWAL_WINDOW_MS = 10_000;
@@ -36,6 +42,24 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 function percentile(values: readonly number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+/**
+ * Counts the commands the lease clients send (every ioredis client but `except`), by name, while `counting` is
+ * on: the handshake a connection sends before its first script included, which the server's statistics mix with
+ * the commands scripts run.
+ */
+function countSentCommands(except: Redis) {
+  const sent = new Map<string, number>();
+  const state = { counting: false };
+  type SendCommand = (this: Redis, command: { name: string }, ...rest: unknown[]) => unknown;
+  const prototype = Redis.prototype as unknown as { sendCommand: SendCommand };
+  const original = prototype.sendCommand;
+  prototype.sendCommand = function (this: Redis, command: { name: string }, ...rest: unknown[]) {
+    if (state.counting && this !== except) sent.set(command.name, (sent.get(command.name) ?? 0) + 1);
+    return original.call(this, command, ...rest);
+  };
+  return { sent, state, restore: () => (prototype.sendCommand = original) };
 }
 
 async function redisCpuSeconds(redis: Redis): Promise<number> {
@@ -73,8 +97,14 @@ export default {
         config: settings.config,
       });
 
-      log(`  claim storm: ${INSTANCES} instances boot at once`);
+      if (!COLD_SCRIPT_CACHE) {
+        for (const { lua } of Object.values(LEASE_SCRIPTS)) await server.client.script('LOAD', lua);
+      }
+      log(`  claim storm: ${INSTANCES} instances boot at once (script cache ${COLD_SCRIPT_CACHE ? 'cold' : 'warm'})`);
       await server.client.config('RESETSTAT');
+      const counter = countSentCommands(server.client);
+      const stormCpuBefore = { redis: await redisCpuSeconds(server.client), node: process.cpuUsage() };
+      counter.state.counting = true;
       const claimMs = await Promise.all(
         instances.map(async ({ binding }) => {
           const started = performance.now();
@@ -82,14 +112,30 @@ export default {
           return performance.now() - started;
         }),
       );
+      counter.state.counting = false;
+      counter.restore();
+      const nodeCpu = process.cpuUsage(stormCpuBefore.node);
+      const stormCpuMs = {
+        node: (nodeCpu.user + nodeCpu.system) / 1000,
+        redis: ((await redisCpuSeconds(server.client)) - stormCpuBefore.redis) * 1000,
+      };
+      const sentPerBoot = [...counter.sent]
+        .sort((a, b) => b[1] - a[1])
+        .map(([name, n]) => `${name.toUpperCase()} ${(n / INSTANCES).toFixed(2)}`)
+        .join(', ');
+      const sentTotal = [...counter.sent.values()].reduce((sum, n) => sum + n, 0) / INSTANCES;
+      log(`  claim storm: sent per boot ${sentPerBoot}; CPU ms ${JSON.stringify(stormCpuMs)}`);
       const commandStats = await server.client.info('commandstats');
-      const calls = (command: string) =>
-        Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(commandStats)?.[1] ?? 0);
-      const stormCommands = { evalsha: calls('evalsha'), eval: calls('eval'), other: 0 };
+      const field = (command: string, name: string) =>
+        Number(new RegExp(`cmdstat_${command}:.*\\b${name}=(\\d+)`).exec(commandStats)?.[1] ?? 0);
+      // Script runs: an EVALSHA refused with NOSCRIPT counts as a failed call and ran nothing.
+      const runs = (command: string) =>
+        field(command, 'calls') - field(command, 'failed_calls') - field(command, 'rejected_calls');
+      const stormCommands = { evalsha: runs('evalsha'), eval: runs('eval'), other: 0 };
       stormCommands.other =
         [...commandStats.matchAll(/cmdstat_\w+:calls=(\d+)/g)].reduce((sum, m) => sum + Number(m[1]), 0) -
-        stormCommands.evalsha -
-        stormCommands.eval;
+        field('evalsha', 'calls') -
+        field('eval', 'calls');
       const scriptUsec = ['eval', 'evalsha'].reduce(
         (sum, command) =>
           sum + Number(new RegExp(`cmdstat_${command}:calls=\\d+,usec=(\\d+)`).exec(commandStats)?.[1] ?? 0),
@@ -178,6 +224,15 @@ export default {
               `${fmt(percentile(claimMs, 50))} / ${fmt(percentile(claimMs, 99))} / ${fmt(Math.max(...claimMs))}`,
             ],
             ['claim storm: distinct worker IDs', `${formatInt(workerIds.size)} of ${formatInt(INSTANCES)}`],
+            [
+              `claim storm: commands each boot sends, one round trip each (script cache ${COLD_SCRIPT_CACHE ? 'cold' : 'warm'})`,
+              `${sentTotal.toFixed(2)}: ${sentPerBoot}`,
+            ],
+            [
+              'claim storm: CPU time of this process (every instance) / of Redis, per boot',
+              `${(stormCpuMs.node / INSTANCES).toFixed(2)} ms / ${(stormCpuMs.redis / INSTANCES).toFixed(2)} ms ` +
+                `(all: ${stormCpuMs.node.toFixed(0)} ms / ${stormCpuMs.redis.toFixed(0)} ms)`,
+            ],
             [
               'claim storm: scripts run by Redis per claim, and their Redis time',
               `${((stormCommands.evalsha + stormCommands.eval) / INSTANCES).toFixed(1)}, ` +

@@ -1,21 +1,10 @@
 import { SnowflakeConfigError } from '../core/errors.js';
-import { CLAIM_SCRIPT, NOTE_SCRIPT, RELEASE_SCRIPT, RENEW_SCRIPT } from './lease.scripts.js';
 import type { RedisClientLike } from './lease.options.js';
 import type { LeaseSettings } from './lease.settings.js';
 import { redactUrl, redisCause } from './redis-cause.js';
+import { runScript, type ScriptName } from './script-cache.js';
 
-/**
- * The scripts' command names on the client (ioredis `defineCommand`: EVALSHA with a fallback to EVAL). Each declares
- * four keys: meta, cursor, expiry and the one record it touches.
- */
-const COMMANDS = {
-  claim: { name: 'snowflakeLeaseClaim', numberOfKeys: 4, lua: CLAIM_SCRIPT },
-  renew: { name: 'snowflakeLeaseRenew', numberOfKeys: 4, lua: RENEW_SCRIPT },
-  release: { name: 'snowflakeLeaseRelease', numberOfKeys: 4, lua: RELEASE_SCRIPT },
-  note: { name: 'snowflakeLeaseNote', numberOfKeys: 4, lua: NOTE_SCRIPT },
-} as const;
-
-export type ScriptName = keyof typeof COMMANDS;
+export type { ScriptName } from './script-cache.js';
 
 /**
  * The lease's connection to Redis: runs the scripts with a time limit per call, and closes the client only if
@@ -32,9 +21,6 @@ export class LeaseClient {
     /** Where the client connects, for messages: host and port, or the URL without its password. */
     readonly address: string,
   ) {
-    for (const { name, numberOfKeys, lua } of Object.values(COMMANDS)) {
-      client.defineCommand(name, { numberOfKeys, lua });
-    }
     client.on('error', (error: unknown) => {
       this.lastError = error;
     });
@@ -47,6 +33,7 @@ export class LeaseClient {
     }
     const { Redis } = await loadIoredis();
     const client = new Redis(settings.url!, {
+      ...CONNECT_WITHOUT_HANDSHAKE,
       connectTimeout: settings.connectTimeoutMs,
       // Fail fast while disconnected instead of queueing: a renewal that arrives late is worth nothing.
       enableOfflineQueue: false,
@@ -94,11 +81,8 @@ export class LeaseClient {
     if (this.client.status !== 'ready') {
       throw new LeaseConnectionError(this.address, `not connected (connection ${this.client.status})`, this.lastError);
     }
-    const command = (this.client as unknown as Record<string, (...a: (string | number)[]) => Promise<unknown[]>>)[
-      COMMANDS[script].name
-    ];
     try {
-      return await withTimeout(command.call(this.client, ...keys, ...args), this.timeoutMs, `Redis ${script}`);
+      return await withTimeout(runScript(this.client, script, keys, args), this.timeoutMs, `Redis ${script}`);
     } catch (error) {
       throw new LeaseConnectionError(this.address, `${script} failed`, error);
     }
@@ -134,6 +118,30 @@ export class LeaseClient {
 }
 
 /**
+ * What the client the lease creates from a URL sends before its first script: nothing but what the URL asks for
+ * (credentials, a database). ioredis would otherwise spend two round trips per connection before the first script,
+ * on every boot and every reconnect: `HELLO 3` with two `CLIENT SETINFO` (a Redis before 7.2 refuses the latter), then
+ * `INFO` as its ready check. None of them carries anything the lease relies on:
+ *
+ * - `protocol: 2` (RESP2, no `HELLO`): the scripts' replies are arrays of strings and integers, the same in both
+ *   protocols; ioredis 5 speaks RESP2 too. With a password in the URL, `AUTH` takes `HELLO`'s place.
+ * - `disableClientInfo`: the library name in `CLIENT LIST`, for operators only.
+ * - `enableReadyCheck: false`: the ready check's `INFO` only waits while a restarted Redis loads its data. A script
+ *   sent meanwhile is refused with `LOADING`, which the lease takes as a transient failure, as it took "not
+ *   connected" before: the claim retries after its back-off, a renewal counts as failed and the fence runs on. The
+ *   server's identity (`run_id`, replication ID) was never read from this `INFO`: every script reads it itself
+ *   (`prelude.lua.ts`), inside the same atomic call that compares it with the namespace's marker, because only a
+ *   reading taken there tells a restart or failover between two round trips; a reading per connection would not.
+ *
+ * A client the app passes in (`redis.client`) keeps its own options.
+ */
+export const CONNECT_WITHOUT_HANDSHAKE = {
+  protocol: 2,
+  disableClientInfo: true,
+  enableReadyCheck: false,
+} as const;
+
+/**
  * A lease call that could not reach Redis or was refused by it, with the cause, the address and advice; `transient`
  * says whether retrying may help.
  */
@@ -144,7 +152,9 @@ export class LeaseConnectionError extends Error {
 
   constructor(address: string, what: string, cause: unknown) {
     const found = redisCause(cause);
-    const detail = cause === undefined ? '' : `: ${cause instanceof Error ? cause.message : JSON.stringify(cause)}`;
+    const text = cause === undefined ? '' : `: ${cause instanceof Error ? cause.message : JSON.stringify(cause)}`;
+    // A code read from the words of a reply (a protocol error that means NOAUTH) is named beside them.
+    const detail = found.code === 'NOAUTH' && !text.includes('NOAUTH') ? `${text} (NOAUTH)` : text;
     super(`Redis at ${address}: ${what}${detail}`, { cause });
     this.code = found.code;
     this.transient = cause === undefined || found.transient;

@@ -47,6 +47,9 @@ function codeOf(error: unknown): string {
   if (typeof code === 'string' && code !== '') return code;
   if (/invalid DB index|DB index is out of range/i.test(text)) return 'ERR_DB';
   if (/called without any password configured/i.test(text)) return 'ERR_NO_PASSWORD';
+  // A server that requires a password refuses any command longer than a few arguments from a connection that has
+  // not authenticated, before it reads the command (so before NOAUTH): the lease's first command is a script.
+  if (/unauthenticated (multi)?bulk length/i.test(text)) return 'NOAUTH';
   const prefix = /^([A-Z]{4,})\b/.exec(text);
   if (prefix !== null) return prefix[1];
   if (/did not answer within|timed? ?out/i.test(text)) return 'TIMEOUT';
