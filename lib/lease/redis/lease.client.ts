@@ -1,7 +1,7 @@
-import { SnowflakeConfigError } from '../core/errors.js';
+import { SnowflakeConfigError } from '../../core/errors.js';
 import { CLAIM_SCRIPT, NOTE_SCRIPT, RELEASE_SCRIPT, RENEW_SCRIPT } from './lease.scripts.js';
-import type { RedisClientLike } from './lease.options.js';
-import type { LeaseSettings } from './lease.settings.js';
+import type { RedisClientLike } from '../lease.options.js';
+import type { LeaseSettings } from '../lease.settings.js';
 import { redactUrl, redisCause } from './redis-cause.js';
 
 /**
