@@ -20,8 +20,8 @@ import {
 } from 'nestjs-snowflake';
 // Internal, on purpose: the claim latency is measured on the lease's own scripts and key names, below the module.
 import { leaseKeys, type LeaseKeys } from '../dist/lease/lease.keys.js';
-import { LeaseProtocol } from '../dist/lease/lease.protocol.js';
-import { CLAIM_SCRIPT, RELEASE_SCRIPT } from '../dist/lease/lease.scripts.js';
+import { LeaseProtocol } from '../dist/lease/redis/lease.protocol.js';
+import { CLAIM_SCRIPT, RELEASE_SCRIPT } from '../dist/lease/redis/lease.scripts.js';
 import { resolveLeaseSettings, type LeaseSettings } from '../dist/lease/lease.settings.js';
 // Internal: the lease settings (key names, configuration) the module derives from its options, to seed them.
 import { resolveSettings } from '../dist/module/snowflake.settings.js';

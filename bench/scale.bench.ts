@@ -22,7 +22,7 @@ import { Redis } from 'ioredis';
 import { SnowflakeGenerator, resolveLayout, type Layout, type LeaseRenewalSample } from 'nestjs-snowflake';
 // Internal, on purpose: a thousand lease clients in one process are the module's parts without a Nest app each.
 import { leaseKeys } from '../dist/lease/lease.keys.js';
-import { LEASE_SCRIPTS } from '../dist/lease/script-cache.js';
+import { LEASE_SCRIPTS } from '../dist/lease/redis/script-cache.js';
 import { resolveLeaseSettings } from '../dist/lease/lease.settings.js';
 import { RedisWorkerSource } from '../dist/lease/redis-worker.source.js';
 import { WorkerBinding } from '../dist/worker/worker-binding.js';

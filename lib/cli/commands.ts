@@ -2,7 +2,7 @@ import { SnowflakeCodec } from '../core/codec.js';
 import { InvalidSnowflakeError } from '../core/errors.js';
 import { leaseKeys } from '../lease/lease.keys.js';
 import { capacityOf, lowCapacityAtFree } from '../lease/lease.math.js';
-import { redactUrl } from '../lease/redis-cause.js';
+import { redactUrl } from '../lease/redis/redis-cause.js';
 import type { CliArgs } from './cli-args.js';
 import { dateOf } from './cli-dates.js';
 import { UsageError } from './usage.error.js';

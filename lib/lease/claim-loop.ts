@@ -3,7 +3,7 @@ import type { Clocks } from '../core/clock.js';
 import { WorkerUnavailableError } from '../core/errors.js';
 import type { Layout } from '../core/layout.js';
 import type { Sleeper } from './async-tools.js';
-import { LeaseConnectionError } from './lease.client.js';
+import { LeaseConnectionError } from './redis/lease.client.js';
 import {
   ClockOutOfSyncError,
   LeaseConfigMismatchError,

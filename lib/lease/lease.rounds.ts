@@ -7,7 +7,7 @@ import type { CapacityGauge } from './capacity-gauge.js';
 import type { LeaseBackend } from './lease.backend.js';
 import { ceilingMsFor, fenceAtMono, workerOf } from './lease.math.js';
 import type { HeldLease } from './lease.phase.js';
-import type { ClaimReply, ClaimRequest, ServerStamp } from './lease.protocol.js';
+import type { ClaimReply, ClaimRequest, ServerStamp } from './redis/lease.protocol.js';
 import type { LeaseSettings } from './lease.settings.js';
 import type { ServerClock } from './server-clock.js';
 

@@ -1,4 +1,4 @@
-import { redisCause } from './redis-cause.js';
+import { redisCause } from './redis/redis-cause.js';
 
 /**
  * One renewal round trip of a worker-ID lease, as its observers see it.

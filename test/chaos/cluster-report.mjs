@@ -1,5 +1,5 @@
 // The verdict of the chaos run's Cluster profile, and its printout.
-import { promotionWindowMs } from '../../dist/lease/cluster.timing.js';
+import { promotionWindowMs } from '../../dist/lease/redis/cluster.timing.js';
 import { SETTLE_AFTER_LOSS_MS } from '../../dist/lease/lease.contract.js';
 import { BOOT_ALLOWANCE_MS } from './report.mjs';
 

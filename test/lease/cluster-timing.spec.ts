@@ -3,7 +3,7 @@ import {
   promotionBoundMs,
   promotionWindowMs,
   recommendedNodeTimeoutMs,
-} from '../../lib/lease/cluster.timing.js';
+} from '../../lib/lease/redis/cluster.timing.js';
 
 /** The defaults the settings derive from a TTL: renew every TTL / 4, fence margin TTL / 5. */
 const timing = (ttlMs: number) => ({

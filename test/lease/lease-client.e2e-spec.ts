@@ -5,7 +5,7 @@
  */
 import { Redis } from 'ioredis';
 import { IdService } from '../../lib/module/id.service.js';
-import { LEASE_SCRIPTS } from '../../lib/lease/script-cache.js';
+import { LEASE_SCRIPTS } from '../../lib/lease/redis/script-cache.js';
 import { RedisServer } from '../support/redis-server.js';
 import { settledNamespace } from '../support/settled-namespace.js';
 import { sleep } from '../support/time.js';

@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { SETTLE_AFTER_LOSS_MS } from '../../lib/lease/lease.contract.js';
-import { LeaseProtocol, type RenewRequest } from '../../lib/lease/lease.protocol.js';
-import { CLAIM_SCRIPT, NOTE_SCRIPT, RELEASE_SCRIPT, RENEW_SCRIPT } from '../../lib/lease/lease.scripts.js';
+import { LeaseProtocol, type RenewRequest } from '../../lib/lease/redis/lease.protocol.js';
+import { CLAIM_SCRIPT, NOTE_SCRIPT, RELEASE_SCRIPT, RENEW_SCRIPT } from '../../lib/lease/redis/lease.scripts.js';
 import { RedisServer } from '../support/redis-server.js';
 import { mulberry32 } from '../support/seeded-random.js';
 

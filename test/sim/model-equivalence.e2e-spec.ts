@@ -20,8 +20,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
-import { LeaseProtocol } from '../../lib/lease/lease.protocol.js';
-import { CLAIM_SCRIPT, NOTE_SCRIPT, RELEASE_SCRIPT, RENEW_SCRIPT } from '../../lib/lease/lease.scripts.js';
+import { LeaseProtocol } from '../../lib/lease/redis/lease.protocol.js';
+import { CLAIM_SCRIPT, NOTE_SCRIPT, RELEASE_SCRIPT, RENEW_SCRIPT } from '../../lib/lease/redis/lease.scripts.js';
 import { RedisServer } from '../support/redis-server.js';
 import { RedisModel, type Reply, type Snapshot } from './redis-model.js';
 

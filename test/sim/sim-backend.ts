@@ -1,5 +1,5 @@
 import type { LeaseBackend } from '../../lib/lease/lease.backend.js';
-import { LeaseConnectionError } from '../../lib/lease/lease.client.js';
+import { LeaseConnectionError } from '../../lib/lease/redis/lease.client.js';
 import type { LeaseKeys } from '../../lib/lease/lease.keys.js';
 import {
   LeaseProtocol,
@@ -10,9 +10,9 @@ import {
   type RenewReply,
   type RenewRequest,
   type ServerStamp,
-} from '../../lib/lease/lease.protocol.js';
+} from '../../lib/lease/redis/lease.protocol.js';
 import type { LeaseSettings } from '../../lib/lease/lease.settings.js';
-import type { SentinelConfirm } from '../../lib/lease/sentinel.confirm.js';
+import type { SentinelConfirm } from '../../lib/lease/redis/sentinel.confirm.js';
 import type { Reply } from './redis-model.js';
 
 export type ScriptName = 'claim' | 'renew' | 'release' | 'note';

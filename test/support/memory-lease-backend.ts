@@ -7,7 +7,7 @@ import type {
   RenewReply,
   RenewRequest,
   ServerStamp,
-} from '../../lib/lease/lease.protocol.js';
+} from '../../lib/lease/redis/lease.protocol.js';
 import { SETTLE_AFTER_LOSS_MS } from '../../lib/lease/lease.contract.js';
 
 interface Entry {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { CLAIM_SCRIPT, NOTE_SCRIPT, RELEASE_SCRIPT, RENEW_SCRIPT } from './lease.scripts.js';
-import type { RedisClientLike } from './lease.options.js';
+import type { RedisClientLike } from '../lease.options.js';
 
 /** Every lease script declares four keys: meta, cursor, expiry and the one record it touches. */
 const NUMBER_OF_KEYS = 4;

@@ -1,5 +1,5 @@
-import type { LeaseKeys } from './lease.keys.js';
-import type { LeaseSettings } from './lease.settings.js';
+import type { LeaseKeys } from '../lease.keys.js';
+import type { LeaseSettings } from '../lease.settings.js';
 import { claimArgs, decodeClaim, type ClaimReply, type ClaimRequest } from './scripts/claim.script.js';
 import { decodeNote, noteArgs, type NoteReply } from './scripts/note.script.js';
 import { decodeRelease, releaseArgs, type ReleaseReply } from './scripts/release.script.js';

@@ -20,8 +20,8 @@
  * the client measures its clock offset on every round trip and can ask Sentinel whether this process is the master.
  */
 
-import { SETTLE_AFTER_LOSS_MS } from '../lease.contract.js';
-import type { LeaseSettings } from '../lease.settings.js';
+import { SETTLE_AFTER_LOSS_MS } from '../../lease.contract.js';
+import type { LeaseSettings } from '../../lease.settings.js';
 
 /**
  * Shared prelude: server time, the namespace marker and the check for a partial loss.

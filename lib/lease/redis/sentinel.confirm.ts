@@ -1,4 +1,4 @@
-import type { RedisClientLike } from './lease.options.js';
+import type { RedisClientLike } from '../lease.options.js';
 
 /** The part of an ioredis client's options that names its Sentinels. */
 interface SentinelOptions {

@@ -1,6 +1,6 @@
-import { SnowflakeConfigError } from '../core/errors.js';
-import type { RedisClientLike } from './lease.options.js';
-import type { LeaseSettings } from './lease.settings.js';
+import { SnowflakeConfigError } from '../../core/errors.js';
+import type { RedisClientLike } from '../lease.options.js';
+import type { LeaseSettings } from '../lease.settings.js';
 import { redactUrl, redisCause } from './redis-cause.js';
 import { runScript, type ScriptName } from './script-cache.js';
 

@@ -1,6 +1,6 @@
 import type { LoggerService } from '@nestjs/common';
 import { withTimeout } from './lease.client.js';
-import type { LeaseSettings } from './lease.settings.js';
+import type { LeaseSettings } from '../lease.settings.js';
 
 type Timing = Pick<LeaseSettings, 'ttlMs' | 'renewIntervalMs' | 'fenceMarginMs'>;
 
