@@ -55,6 +55,8 @@ export async function claimLease(
   const { settings, logger } = host;
   const backoff = leaseBackoff(settings);
   let skip = [...excluded];
+  /** The reservation after a loss, named until a reply past the settling shows it is not this claim's (any more). */
+  let reserved = prior;
   let excludedDropped = false;
   /** Monotonic ms of the first reply that found every ID held, while waiting for one to become free. */
   let fullSince: number | undefined;
@@ -69,7 +71,7 @@ export async function claimLease(
     if (host.isStopped()) throw new WorkerUnavailableError('stopped');
     let round: ClaimRound;
     try {
-      round = await host.rounds.claim(skip, prior);
+      round = await host.rounds.claim(skip, reserved);
     } catch (error) {
       const text = message(error);
       const advice = error instanceof LeaseConnectionError ? error.advice : undefined;
@@ -92,6 +94,10 @@ export async function claimLease(
       continue;
     }
     host.settling(null);
+    // The reserved ID is handed out at once, or after the time rule's wait; any other reply means it is not ours.
+    if (reserved !== undefined && reply.kind !== 'wait' && !(reply.kind === 'ok' && reply.id === reserved.id)) {
+      reserved = undefined;
+    }
     // Passed-over live IDs at the cursor, or another ID to name: claim again at once.
     if (reply.kind === 'busy' || reply.kind === 'retry') continue;
     if (reply.kind === 'wait') {

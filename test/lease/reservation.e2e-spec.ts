@@ -30,16 +30,19 @@ describe('an ID reserved for the holder that lost it while the namespace settled
     expiry: `snowflake:{${tag}}:expiry`,
     recordPrefix: `snowflake:{${tag}}:w:`,
   });
-  const protocol = () => new LeaseProtocol(keys(), { ttlMs: TTL, config: CONFIG, idCount: IDS, fenceMarginMs: MARGIN });
+  let idCount = IDS;
+  const protocol = () => new LeaseProtocol(keys(), { ttlMs: TTL, config: CONFIG, idCount, fenceMarginMs: MARGIN });
   const run = async (lua: string, id: number, args: (string | number)[]) =>
     (await redis.eval(lua, 4, ...protocol().scriptKeys(id), ...args)) as unknown[];
 
-  /** Claims as the lease does: names a candidate (the prior ID first), follows `retry`. */
+  /** Claims as the lease does: names a candidate (the prior ID first), follows `retry` and `busy`. */
   async function claim(token: string, prior?: ClaimRequest['prior']) {
     let candidate = prior?.id ?? 0;
     for (;;) {
       const request = { token, holderNowMs: Date.now(), host: 'h', pid: 1, excluded: [], candidate, prior };
       const reply = LeaseProtocol.decodeClaim(await run(CLAIM_SCRIPT, candidate, protocol().claimArgs(request)));
+      // `busy`: live or reserved IDs passed over at the cursor, 16 at a time; the lease claims again at once.
+      if (reply.kind === 'busy') continue;
       if (reply.kind !== 'retry') return reply;
       candidate = reply.candidate;
     }
@@ -97,13 +100,15 @@ describe('an ID reserved for the holder that lost it while the namespace settled
   });
   beforeEach(() => {
     tag = `reserve${++n}`;
+    idCount = IDS;
   });
 
   it('hands the lost ID to its former holder, not to the instance that waited at the cursor', async () => {
     const { a, b } = await fullNamespaceAfterLoss();
     expect(await renew(a.id, 'A', a.marker, true)).toMatchObject({ kind: 'lost', reason: 'marker' });
     expect(await renew(b.id, 'B', b.marker, false)).toMatchObject({ kind: 'recovered' });
-    expect(await redis.hget(keys().meta, 'reserved')).toBe('0=A;');
+    expect(await redis.hget(keys().meta, 'reserved:0')).toBe('A');
+    expect(await redis.hget(keys().meta, 'reserved')).toBe('1');
     await settle();
 
     const waiting = await claim('C');
@@ -114,6 +119,7 @@ describe('an ID reserved for the holder that lost it while the namespace settled
 
     expect(await held('A2', { id: 0, token: 'A' })).toMatchObject({ id: 0 });
     expect(await redis.hget(keys().meta, 'reserved')).toBeNull();
+    expect(await redis.hget(keys().meta, 'reserved:0')).toBeNull();
     expect((await claim('C')).kind).toBe('exhausted');
   });
 
@@ -151,6 +157,36 @@ describe('an ID reserved for the holder that lost it while the namespace settled
     await backdate(TTL);
     expect(await held('C')).toMatchObject({ id: 0 });
     expect(await redis.hget(keys().meta, 'reserved')).toBeNull();
+    expect(await redis.hget(keys().meta, 'reserved:0')).toBeNull();
+  });
+
+  it('keeps 300 reservations apart: newcomers get the free IDs, every former holder its own', async () => {
+    idCount = 512;
+    expect((await claim('first')).kind).toBe('settling');
+    await settle();
+    const holders = [];
+    for (let i = 0; i < 300; i++) holders.push({ token: `H${i}`, ...(await held(`H${i}`)) });
+    await loseEverything();
+    expect((await claim('newcomer')).kind).toBe('settling');
+    for (const holder of holders) {
+      expect(await renew(holder.id, holder.token, holder.marker, true)).toMatchObject({ kind: 'lost' });
+    }
+    expect(await redis.hget(keys().meta, 'reserved')).toBe('300');
+    await settle();
+    const reservedIds = new Set(holders.map((holder) => holder.id));
+    for (let i = 0; i < 20; i++) {
+      const newcomer = await held(`N${i}`);
+      expect(reservedIds.has(newcomer.id)).toBe(false);
+    }
+    for (const holder of holders) {
+      expect(await held(`${holder.token}-again`, { id: holder.id, token: holder.token })).toMatchObject({
+        id: holder.id,
+      });
+    }
+    expect(await redis.hget(keys().meta, 'reserved')).toBeNull();
+    // Every reservation is a field of its own: nothing of them is left once each was taken.
+    const fields = await redis.hkeys(keys().meta);
+    expect(fields.filter((field) => field.startsWith('reserved'))).toEqual([]);
   });
 
   it('drops the reservations when the namespace loses its data again', async () => {
@@ -159,6 +195,7 @@ describe('an ID reserved for the holder that lost it while the namespace settled
     await redis.hset(keys().meta, 'server', 'other-process:replid');
     expect((await claim('C')).kind).toBe('settling');
     expect(await redis.hget(keys().meta, 'reserved')).toBeNull();
+    expect(await redis.hget(keys().meta, 'reserved:0')).toBeNull();
   });
 });
 
@@ -213,7 +250,7 @@ describe('a serving instance keeps serving after Redis comes back empty (real mo
       return module;
     });
     const meta = 'snowflake:{serving:dc0}:meta';
-    await until(async () => ((await admin.hget(meta, 'reserved').catch(() => null)) ?? '').split(';').length === 3);
+    await until(async () => (await admin.hget(meta, 'reserved').catch(() => null)) === '2');
     expect(idsA.status().lease!.state).not.toBe('held');
 
     // Settling ends (backdated rather than waited for): the reservations decide who claims first.

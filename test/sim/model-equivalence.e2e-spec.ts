@@ -299,7 +299,7 @@ describe('the Redis model against redis-server', () => {
           });
           let candidate = op.candidate;
           const prior = op.prior === null ? undefined : { id: op.prior.id, token: TOKENS[op.prior.token] };
-          const reserved = (await redis.hget(keys.meta, 'reserved')) ?? '';
+          const reservedFor = prior === undefined ? null : await redis.hget(keys.meta, `reserved:${prior.id}`);
           for (let attempt = 0; attempt < 3; attempt++) {
             const args = protocol.claimArgs({
               token: TOKENS[op.token],
@@ -312,7 +312,7 @@ describe('the Redis model against redis-server', () => {
             });
             const reply = await both(CLAIM_SCRIPT, candidate, args);
             if (reply[0] === 'ok' && prior !== undefined && Number(reply[1]) === prior.id) {
-              if (reserved.includes(`${prior.id}=${prior.token};`)) seen.set('claim:ok:reserved', 1);
+              if (reservedFor === prior.token) seen.set('claim:ok:reserved', 1);
             }
             if (reply[0] === 'ok') {
               markers.push(String(reply[3]));

@@ -81,8 +81,15 @@ export class LeaseClient {
     if (this.client.status !== 'ready') {
       throw new LeaseConnectionError(this.address, `not connected (connection ${this.client.status})`, this.lastError);
     }
+    // The script's body is sent after NOSCRIPT only while this call still waits, on a connection still ready.
+    const deadline = performance.now() + this.timeoutMs;
+    const stillWanted = () => performance.now() < deadline && this.client.status === 'ready';
     try {
-      return await withTimeout(runScript(this.client, script, keys, args), this.timeoutMs, `Redis ${script}`);
+      return await withTimeout(
+        runScript(this.client, script, keys, args, stillWanted),
+        this.timeoutMs,
+        `Redis ${script}`,
+      );
     } catch (error) {
       throw new LeaseConnectionError(this.address, `${script} failed`, error);
     }

@@ -29,6 +29,9 @@ export type ScriptName = keyof typeof LEASE_SCRIPTS;
  * first call) answers every later instance's first call by digest.
  *
  * Retrying after `NOSCRIPT` is safe: the server ran nothing (the script was not found), so the script runs once.
+ * The body goes only while the caller still waits for the reply (`stillWanted`): sent after the caller's time limit,
+ * it would run after whatever the lease sent next on the connection (a release at shutdown, a newer renewal), out of
+ * order. A call given up on is reported as failed, and nothing of it runs.
  * The fallback is `EVAL`, not `SCRIPT LOAD` then `EVALSHA`: one round trip instead of two, and in a Cluster `EVAL`
  * goes by its keys to the node that owns the namespace's slot, where `SCRIPT LOAD` (no key) would go to any node.
  * A call that falls back spans two round trips, and the lease measures its clock offset over the whole call: the
@@ -39,12 +42,13 @@ export async function runScript(
   name: ScriptName,
   keys: string[],
   args: (string | number)[],
+  stillWanted: () => boolean = () => true,
 ): Promise<unknown[]> {
   const { lua, sha } = LEASE_SCRIPTS[name];
   try {
     return (await client.call('EVALSHA', sha, NUMBER_OF_KEYS, ...keys, ...args)) as unknown[];
   } catch (error) {
-    if (!isNoScript(error)) throw error;
+    if (!isNoScript(error) || !stillWanted()) throw error;
     return (await client.call('EVAL', lua, NUMBER_OF_KEYS, ...keys, ...args)) as unknown[];
   }
 }

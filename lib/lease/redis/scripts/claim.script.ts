@@ -42,8 +42,9 @@ export interface ClaimRequest {
  *
  * Every key a script touches is declared, as Redis requires (a Cluster enforces it while a slot moves): the record
  * of the ID to claim is KEYS[4], so the caller names a candidate. The script works out which ID to hand out from the
- * cursor and the expiry set alone; when that is not the candidate, it answers `retry` with the right one and writes
- * nothing. A caller that remembers the last answer claims in one round trip unless another claim came between.
+ * cursor and the expiry set alone; when that is not the candidate, it answers `retry` with the right one and claims
+ * nothing (it may still advance the cursor past IDs it passes over, and clear reservations whose grace ended). A
+ * caller that remembers the last answer claims in one round trip unless another claim came between.
  *
  * The namespace records its contract (layout, TTL, fence margin, clock-back tolerance, clock bound). A claim with
  * another one is refused while any lease is live; once none is, the namespace takes the new contract.
@@ -126,16 +127,13 @@ end
 -- IDs reserved after a loss (see the renewal): the one reserved for this claim's prior token comes first; every
 -- other claim passes reserved IDs over as it passes excluded ones, until one TTL after settling ends.
 local prior_id, prior_token = ARGV[13] or '', ARGV[14] or ''
-local reserved, grace_end = reservations()
+local grace_end = reservation_grace()
 local mine = nil
-local others_reserved = false
-for _, entry in ipairs(reserved) do
-  if entry[1] == prior_id and entry[2] == prior_token then
-    mine = entry[1]
-  else
-    excluded[entry[1]] = true
-    others_reserved = true
-  end
+if grace_end and prior_id ~= '' and reserved_for(prior_id) == prior_token then mine = prior_id end
+-- Whether a claim passes an ID over: excluded by the caller, or reserved for another holder.
+local function passed_over(candidate)
+  if excluded[candidate] then return true end
+  return grace_end ~= nil and candidate ~= mine and reserved_for(candidate) ~= false
 end
 
 local id = nil
@@ -163,7 +161,7 @@ while id == nil and cursor < count and skips < 16 do
   if expiry_of and tonumber(expiry_of) > now then
     skips = skips + 1
     cursor = cursor + 1
-  elseif excluded[candidate] then
+  elseif passed_over(candidate) then
     skips = skips + 1
     cursor = cursor + 1
     if not expiry_of then set_expiry(candidate, 0) end
@@ -182,7 +180,7 @@ if id == nil then
     local found = redis.call('ZRANGEBYSCORE', EXPIRY, '-inf', now, 'WITHSCORES', 'LIMIT', offset, 8)
     if #found == 0 then break end
     for i = 1, #found, 2 do
-      if not excluded[found[i]] then
+      if not passed_over(found[i]) then
         id = found[i]
         lapsed = tonumber(found[i + 1])
         break
@@ -196,12 +194,13 @@ if id == nil then
     local soonest = redis.call('ZRANGEBYSCORE', EXPIRY, '(' .. now, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
     local soonest_at = tonumber(soonest[2] or '-1')
     -- A reserved ID frees up for everyone when its grace ends.
+    local others_reserved = grace_end and tonumber(redis.call('HGET', META, 'reserved')) > (mine and 1 or 0)
     if others_reserved and (soonest_at < 0 or grace_end < soonest_at) then soonest_at = grace_end end
     return {'exhausted', live_count(), soonest_at, now, server}
   end
 end
 local named_id = tonumber(named)
-if id ~= named and id ~= mine and spread >= 0 and not excluded[named] and named_id and named_id >= 0 and named_id < count
+if id ~= named and id ~= mine and spread >= 0 and not passed_over(named) and named_id and named_id >= 0 and named_id < count
     and named_id % 1 == 0 and tostring(named_id) == named then
   local named_expiry = redis.call('ZSCORE', EXPIRY, named)
   if from_cursor then
@@ -223,11 +222,11 @@ if id ~= named and id ~= mine and spread >= 0 and not excluded[named] and named_
       local width = math.min(count - cursor, SPREAD)
       local other = cursor + spread % width
       local key = tostring(other)
-      if other ~= cursor and not excluded[key] and not redis.call('ZSCORE', EXPIRY, key) then id = key end
+      if other ~= cursor and not passed_over(key) and not redis.call('ZSCORE', EXPIRY, key) then id = key end
     else
       local width = math.min(redis.call('ZCOUNT', EXPIRY, '-inf', now), SPREAD)
       local found = redis.call('ZRANGEBYSCORE', EXPIRY, '-inf', now, 'LIMIT', spread % width, 1)
-      if found[1] and not excluded[found[1]] then id = found[1] end
+      if found[1] and not passed_over(found[1]) then id = found[1] end
     end
   end
 end
@@ -249,7 +248,7 @@ redis.call('HSET', RECORD, 'token', token, 'marker', marker, 'ceiling', ceiling,
   'host', host, 'pid', pid, 'rev', 0)
 set_expiry(id, expiry)
 redis.call('HSET', META, 'confirmed', 1)
-if id == mine then write_reservations(reserved, mine) end
+if id == mine then unreserve(mine) end
 return {'ok', tonumber(id), floor, marker, expiry, live_count(), now, server}
 `;
 

@@ -99,7 +99,7 @@ if marker ~= held_marker then
     -- this holder's next claim until one TTL after settling ends, so that an instance that was serving gets an ID
     -- ahead of instances that never booted. Only the order of claims changes; the claim's rules decide safety.
     if settling_left() > 0 and not (owner and owner ~= token and redis.call('HGET', key, 'marker') == marker) then
-      write_reservations(reservations(), nil, id, token)
+      reserve(id, token)
     end
     return {'lost', 'marker', now, server}
   end
