@@ -5,7 +5,7 @@
  */
 import { Redis } from 'ioredis';
 import { IdService } from '../../lib/module/id.service.js';
-import { LEASE_SCRIPTS } from '../../lib/lease/redis/script-cache.js';
+import { LEASE_SCRIPTS, runScript } from '../../lib/lease/redis/script-cache.js';
 import { RedisServer } from '../support/redis-server.js';
 import { settledNamespace } from '../support/settled-namespace.js';
 import { sleep } from '../support/time.js';
@@ -131,6 +131,27 @@ describe("the lease's Redis client (real redis-server)", () => {
       expect(await admin.script('EXISTS', LEASE_SCRIPTS.renew.sha)).toEqual([1]);
     } finally {
       await ids.onApplicationShutdown();
+    }
+  });
+
+  it('sends no body after NOSCRIPT once the call was given up on: nothing of it runs out of order later', async () => {
+    await admin.script('FLUSH');
+    const client = new Redis(server.url);
+    try {
+      const adminAddress = await addressOf(admin);
+      monitor.clear();
+      const keys = ['k:{given-up}:meta', 'k:{given-up}:cursor', 'k:{given-up}:expiry', 'k:{given-up}:w:0'];
+      const args = [1000, 'contract', 'fresh', 200, 0, Date.now()];
+      await expect(runScript(client, 'note', keys, args, () => false)).rejects.toThrow(/NOSCRIPT/);
+      await sleep(50);
+      const commands = [...monitor.bySource([adminAddress]).values()].flat();
+      expect(commands).toEqual(['EVALSHA']);
+      expect(await admin.exists('k:{given-up}:meta')).toBe(0);
+      // Still waited for: the body follows, and the script runs.
+      await runScript(client, 'note', keys, args, () => true);
+      expect(await admin.exists('k:{given-up}:meta')).toBe(1);
+    } finally {
+      client.disconnect();
     }
   });
 });
