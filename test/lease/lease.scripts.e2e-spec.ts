@@ -248,9 +248,13 @@ describe('lease scripts (real redis-server)', () => {
       await redis.flushall();
       expect((await claim('b', 4)).kind).toBe('settling');
       await settle();
-      expect(
-        await renew({ id: a.id, token: 'a', marker: a.marker, previousExpiry: Date.now() + 60_000 }),
-      ).toMatchObject({ kind: 'lost', reason: 'marker' });
+      // Settling outlasts any TTL, so a holder that first renews after it has lapsed (a live one that had renewed
+      // under the old marker after this one settled would mean a rollback: see below).
+      expect(await renew({ id: a.id, token: 'a', marker: a.marker, previousExpiry: Date.now() - 1 })).toMatchObject({
+        kind: 'lost',
+        reason: 'marker',
+      });
+      expect(await redis.hget(keys().meta, 'cause')).not.toBe('rollback');
     });
 
     it('refuses an ID another holder took back under the new marker', async () => {
@@ -389,6 +393,26 @@ describe('lease scripts (real redis-server)', () => {
       expect(after.kind).toBe('recovered');
       expect(await redis.hget(keys().meta, 'marker')).not.toBe(a.marker);
       expect((await claim('newcomer', 4)).kind).toBe('settling');
+    });
+
+    it('a rollback to before a marker change is a rollback, not a settled loss: a new marker, the holder keeps its ID', async () => {
+      const a = await held('a');
+      const before = await redis.hgetall(keys().meta);
+      // Another Redis process serves the namespace (a failover without loss): a new marker, and the holder takes its
+      // ID back under it.
+      await redis.hset(keys().meta, 'server', 'other-process:replid');
+      const taken = await renew({ id: a.id, token: 'a', marker: a.marker, previousExpiry: a.expiry });
+      expect(taken.kind).toBe('recovered');
+      if (taken.kind !== 'recovered') return;
+      // The data goes back to before that marker in the same process (a restore or DEBUG RELOAD): the old marker,
+      // settled long ago, is current again, though the holder renewed under the new one a moment ago.
+      await redis.hset(keys().meta, before);
+      const renewed = await renew({ id: a.id, token: 'a', marker: taken.marker, previousExpiry: taken.expiry });
+      expect(renewed.kind).toBe('recovered');
+      expect(await redis.hget(keys().meta, 'cause')).toBe('rollback');
+      expect(await redis.hget(keys().meta, 'marker')).not.toBe(before.marker);
+      // No ID is handed out before every holder from before the rollback had its say.
+      expect((await claim('waiting', 4)).kind).toBe('settling');
     });
 
     it('a renewal whose reply was lost (the script ran) is not mistaken for a rollback', async () => {

@@ -44,6 +44,9 @@ export interface RenewRequest {
  *   the same process (a reload, a restore), which keeps the `run_id` and the replication ID;
  * - another token owns the record while this lease cannot have lapsed: only a rollback hands out a live lease;
  *   this holder stops (the other one issues under the ID now) and is told `rollback`.
+ * And a marker that differs from the holder's and has settled, while the lease has not lapsed, is older than the one
+ * the holder renewed under less than a TTL ago: the data was rolled back to before a marker change. A new marker
+ * starts (cause `rollback`) and the holder takes its ID back.
  * A record that is merely gone (deleted, evicted) while the expiry set still carries this holder's own last expiry
  * is written again: nobody claimed the ID since, so the holder keeps it and the namespace does not settle.
  *
@@ -80,6 +83,11 @@ local marker = ensure_marker()
 local exists = redis.call('EXISTS', key) == 1
 local owner = redis.call('HGET', key, 'token')
 local unlapsed = now + proof_margin < previous_expiry
+-- Another marker, settled already, while this lease has not lapsed: this holder renewed under its own marker less
+-- than a TTL ago, and the current one was created more than the settling (longer than any TTL) ago, so it is older
+-- than what this holder saw. Only a rollback brings an older marker back (a reload or restore in the same process,
+-- to before a partial loss started the holder's marker): the namespace settles again, as for any rollback.
+if marker ~= held_marker and unlapsed and settling_left() == 0 then marker = new_marker('rollback') end
 if marker == held_marker then
   if not exists then
     if tonumber(redis.call('ZSCORE', EXPIRY, id) or '-1') ~= previous_expiry then
