@@ -38,7 +38,7 @@ const BUGS: [PlantedBug, FaultMix | undefined][] = [
     { kinds: ['pause', 'shutdown', 'flushall', 'redis-restart'], maxFaults: 30, minHolders: 4, sentinels: false },
   ],
   // A wall clock stepped far ahead, then its process killed and the data lost: the next holder starts below it.
-  ['clock-check', { kinds: ['wall-step', 'kill', 'flushall', 'redis-restart'], maxFaults: 20 }],
+  ['clock-check', { kinds: ['wall-step', 'kill', 'flushall', 'redis-restart'], maxFaults: 20, minHolders: 4 }],
 ];
 
 describe('planted bugs', () => {

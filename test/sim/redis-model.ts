@@ -279,6 +279,10 @@ export class RedisModel {
       }
       case 'HGET':
         return this.typed(key, 'hash')?.value.get(args[2]) ?? null;
+      case 'HMGET': {
+        const hash = this.typed(key, 'hash')?.value;
+        return args.slice(2).map((field) => hash?.get(field) ?? null);
+      }
       case 'HGETALL':
         return [...(this.typed(key, 'hash')?.value ?? new Map<string, string>())].flat();
       case 'HSET': {
@@ -326,6 +330,11 @@ export class RedisModel {
       case 'ZSCORE': {
         const score = this.typed(key, 'zset')?.value.get(args[2]);
         return score === undefined ? null : scoreString(score);
+      }
+      case 'ZRANK': {
+        const zset = this.typed(key, 'zset')?.value;
+        if (zset === undefined || !zset.has(args[2])) return null;
+        return this.zsorted(zset).findIndex(([member]) => member === args[2]);
       }
       case 'ZCARD':
         return this.typed(key, 'zset')?.value.size ?? 0;
@@ -651,6 +660,8 @@ type FengariTString = { readonly __tstring: unique symbol };
 /** Commands that never change the keyspace (any other command counts as a change, for {@link RedisModel.snapshot}). */
 const READ_ONLY_COMMANDS = new Set([
   'TIME',
+  'HMGET',
+  'ZRANK',
   'INFO',
   'GET',
   'EXISTS',

@@ -99,6 +99,8 @@ local RECORD = KEYS[4]
 -- How many IDs a contended claim spreads over: a storm of up to about this many claims at once lands mostly on
 -- distinct IDs in one round. Picking the k-th expired ID walks k entries of the sorted set (microseconds).
 local SPREAD = 1024
+-- Retry answers closer together than this (server ms) are one burst: each names the ID after the previous one's.
+local OFFER_WINDOW = 1000
 local spread = tonumber(ARGV[12] or '-1')
 local token, count = ARGV[5], tonumber(ARGV[6])
 local holder_now, host, pid, excluded_list, named = tonumber(ARGV[7]), ARGV[8], ARGV[9], ARGV[10], ARGV[11]
@@ -199,6 +201,57 @@ if id == nil then
     return {'exhausted', live_count(), soonest_at, now, server}
   end
 end
+-- The ID a \`retry\` answer names. Claims that arrive together (instances booting at once) all name the same first
+-- guess, and every one of them would be sent to the same ID: one takes it, the others find it taken and are spread
+-- at random, and about a third of those collide again. Instead, while retry answers follow each other within
+-- OFFER_WINDOW, each names the next free ID after the one the previous answer named, in the order claims take them
+-- (never-used IDs from the cursor on, or expired IDs oldest first, at most SPREAD deep, as a named ID must be to be
+-- taken): a burst's claims name distinct IDs and take them with their second script. Outside a burst the answer is
+-- the natural one (the cursor's ID, else the oldest expired), so claims one at a time keep the order. The meta
+-- remembers the last answer (\`offered\` = \`c:<id>\` or \`e:<id>\`, with \`offeredAt\` and, for an expired ID, its
+-- \`offeredScore\`). Only the order changes: whichever ID a claim names, the rules above decide whether it is handed out.
+local function offer(natural)
+  local remembered = redis.call('HMGET', META, 'offered', 'offeredAt', 'offeredScore')
+  local last, last_at, last_score = remembered[1], remembered[2], remembered[3]
+  local pick, pick_score = natural, nil
+  local mode, last_id = nil, nil
+  if last and now - tonumber(last_at) <= OFFER_WINDOW then mode, last_id = string.match(last, '^(%a):(%d+)$') end
+  if from_cursor and mode == 'c' then
+    local at = math.max(tonumber(natural), tonumber(last_id) + 1)
+    local limit = math.min(count, cursor + SPREAD)
+    local steps = 0
+    while at < limit and steps < 16 and (passed_over(tostring(at)) or redis.call('ZSCORE', EXPIRY, tostring(at))) do
+      at = at + 1
+      steps = steps + 1
+    end
+    if at < limit and steps < 16 then pick = tostring(at) end
+  elseif not from_cursor and mode == 'e' then
+    -- The expired IDs after the last one named: after its rank while it is still expired, else after every ID as old
+    -- as it was (it was taken since; the IDs before it moved up, and those named before it are among them).
+    local score = redis.call('ZSCORE', EXPIRY, last_id)
+    local from = 0
+    if score and tonumber(score) <= now then
+      from = redis.call('ZRANK', EXPIRY, last_id) + 1
+    else
+      from = redis.call('ZCOUNT', EXPIRY, '-inf', last_score)
+    end
+    if from < SPREAD then
+      local found = redis.call('ZRANGEBYSCORE', EXPIRY, '-inf', now, 'WITHSCORES', 'LIMIT', from, math.min(8, SPREAD - from))
+      for i = 1, #found, 2 do
+        if not passed_over(found[i]) then
+          pick, pick_score = found[i], found[i + 1]
+          break
+        end
+      end
+    end
+  end
+  if not from_cursor and pick_score == nil then pick_score = redis.call('ZSCORE', EXPIRY, pick) end
+  redis.call('HSET', META, 'offered', (from_cursor and 'c:' or 'e:') .. pick, 'offeredAt', now,
+    'offeredScore', pick_score or '-inf')
+  return pick
+end
+
+local natural = id
 local named_id = tonumber(named)
 if id ~= named and id ~= mine and spread >= 0 and not passed_over(named) and named_id and named_id >= 0 and named_id < count
     and named_id % 1 == 0 and tostring(named_id) == named then
@@ -228,6 +281,20 @@ if id ~= named and id ~= mine and spread >= 0 and not passed_over(named) and nam
       local found = redis.call('ZRANGEBYSCORE', EXPIRY, '-inf', now, 'LIMIT', spread % width, 1)
       if found[1] and not passed_over(found[1]) then id = found[1] end
     end
+  end
+end
+if id ~= named and id == natural and id ~= mine then
+  local pick = offer(natural)
+  if pick ~= natural then
+    -- What the ID offered instead is, for the take below when the claim happened to name it: a never-used ID past
+    -- the cursor (the cursor stays where it is), or an expired one.
+    if from_cursor then
+      lapsed = nil
+      from_cursor = false
+    else
+      lapsed = tonumber(redis.call('ZSCORE', EXPIRY, pick))
+    end
+    id = pick
   end
 end
 if id ~= named then return {'retry', tonumber(id), now, server} end
