@@ -559,6 +559,37 @@ describe('lease scripts (real redis-server)', () => {
       expect(taken.sort()).toEqual([0, 2]);
     });
 
+    it('a burst over expired IDs that expired in the same millisecond names each once, however claims interleave', async () => {
+      const p = protocol(8);
+      await allReleased(8);
+      for (let id = 0; id < 8; id++) await redis.zadd(keys().expiry, 1, String(id));
+      const claimArgs = (token: string, candidate: number, spread?: number) =>
+        p.claimArgs({
+          token,
+          candidate,
+          holderNowMs: Date.now(),
+          host: 'h',
+          pid: 1,
+          excluded: [],
+          ...(spread === undefined ? {} : { spread }),
+        });
+      const guess = async (token: string) =>
+        LeaseProtocol.decodeClaim(await evalScript(CLAIM_SCRIPT, p, 5, claimArgs(token, 5)));
+      const take = async (token: string, id: number) =>
+        LeaseProtocol.decodeClaim(await evalScript(CLAIM_SCRIPT, p, id, claimArgs(token, id, 0)));
+      expect(await guess('a')).toMatchObject({ kind: 'retry', candidate: 0 });
+      expect(await guess('b')).toMatchObject({ kind: 'retry', candidate: 1 });
+      expect(await guess('c')).toMatchObject({ kind: 'retry', candidate: 2 });
+      // The last one named is taken before the others: the next answer goes on after it, not back to the oldest.
+      expect(await take('c', 2)).toMatchObject({ kind: 'ok', id: 2 });
+      expect(await guess('d')).toMatchObject({ kind: 'retry', candidate: 3 });
+      expect(await take('d', 3)).toMatchObject({ kind: 'ok', id: 3 });
+      expect(await take('b', 1)).toMatchObject({ kind: 'ok', id: 1 });
+      expect(await guess('e')).toMatchObject({ kind: 'retry', candidate: 4 });
+      expect(await take('a', 0)).toMatchObject({ kind: 'ok', id: 0 });
+      expect(await take('e', 4)).toMatchObject({ kind: 'ok', id: 4 });
+    });
+
     it('claims one at a time, after a burst, get the natural ID again once the burst is a window old', async () => {
       const p = protocol(8);
       const guess = (token: string, candidate: number) =>

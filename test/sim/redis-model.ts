@@ -336,6 +336,12 @@ export class RedisModel {
         if (zset === undefined || !zset.has(args[2])) return null;
         return this.zsorted(zset).findIndex(([member]) => member === args[2]);
       }
+      case 'ZRANGE': {
+        if (args.length !== 4) throw new RedisError('ERR ZRANGE options are not modelled');
+        const members = this.zsorted(this.typed(key, 'zset')?.value ?? new Map<string, number>()).map(([m]) => m);
+        const at = (index: number) => (index < 0 ? members.length + index : index);
+        return members.slice(Math.max(0, at(parseInteger(args[2]))), at(parseInteger(args[3])) + 1);
+      }
       case 'ZCARD':
         return this.typed(key, 'zset')?.value.size ?? 0;
       case 'ZCOUNT': {
@@ -662,6 +668,7 @@ const READ_ONLY_COMMANDS = new Set([
   'TIME',
   'HMGET',
   'ZRANK',
+  'ZRANGE',
   'INFO',
   'GET',
   'EXISTS',

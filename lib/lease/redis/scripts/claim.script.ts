@@ -56,11 +56,15 @@ export interface ClaimRequest {
  * hands out IDs.
  *
  * Claims that arrive together (many instances booting at once) would all name the same ID: one takes it, the rest are
- * sent to the next, so N at once cost about N^2 / 2 scripts. A claim that names the ID its last `retry` named, and
- * finds it taken since, is contended: it is sent to one of the SPREAD next never-used IDs at the cursor, or of the
- * SPREAD oldest expired IDs, picked by ARGV[12] (from a random source the caller injects, so that the simulator
- * seeds it). A claim naming such an ID takes it while it is still free. Without contention nothing changes: the
- * cursor's ID, else the oldest expired one.
+ * sent to the next, so N at once cost about N^2 / 2 scripts. Two things keep a burst to about two scripts a claim:
+ * - Retry answers that follow each other within one second name distinct IDs: each the free ID after the one the
+ *   previous answer named (never-used IDs from the cursor on, or expired IDs oldest first, SPREAD deep at most). The
+ *   meta remembers the last one (`offered`, `offeredAt`, `offeredScore`). One claim at a time gets the natural ID.
+ * - A claim that names the ID its last `retry` named, and finds it taken since, is contended: it is sent to one of
+ *   the SPREAD next never-used IDs at the cursor, or of the SPREAD oldest expired IDs, picked by ARGV[12] (from a
+ *   random source the caller injects, so that the simulator seeds it).
+ * A claim naming such an ID takes it while it is still free. Without a burst nothing changes: the cursor's ID, else
+ * the oldest expired one.
  *
  * After a loss, an ID may be reserved for the holder that lost it while the namespace settled (see the renewal): for
  * one TTL after settling ends, that holder's claim (naming the ID and its old token) is handed the ID first, and
@@ -215,8 +219,8 @@ local function offer(natural)
   local last, last_at, last_score = remembered[1], remembered[2], remembered[3]
   local pick, pick_score = natural, nil
   local mode, last_id = nil, nil
-  if last and now - tonumber(last_at) <= OFFER_WINDOW then mode, last_id = string.match(last, '^(%a):(%d+)$') end
-  if from_cursor and mode == 'c' then
+  if last and now - tonumber(last_at) <= OFFER_WINDOW then mode, last_id = string.match(last, '^(%a):(.*)$') end
+  if from_cursor and mode == 'c' and tonumber(last_id) then
     local at = math.max(tonumber(natural), tonumber(last_id) + 1)
     local limit = math.min(count, cursor + SPREAD)
     local steps = 0
@@ -228,11 +232,12 @@ local function offer(natural)
   elseif not from_cursor and mode == 'e' then
     -- The expired IDs after the last one named: after its rank while it is still expired, else after every ID as old
     -- as it was (it was taken since; the IDs before it moved up, and those named before it are among them).
-    local score = redis.call('ZSCORE', EXPIRY, last_id)
+    -- (\`e:-\`: the last one named was the oldest, and was taken: from the start.)
+    local score = last_id ~= '-' and redis.call('ZSCORE', EXPIRY, last_id)
     local from = 0
     if score and tonumber(score) <= now then
       from = redis.call('ZRANK', EXPIRY, last_id) + 1
-    else
+    elseif last_id ~= '-' then
       from = redis.call('ZCOUNT', EXPIRY, '-inf', last_score)
     end
     if from < SPREAD then
@@ -308,6 +313,12 @@ elseif lapsed ~= nil and lapsed + MARGIN > now then
   return {'wait', lapsed + MARGIN - now, now, server}
 end
 if from_cursor then set_cursor(cursor + 1) end
+-- Taking the expired ID a burst named last: the burst goes on after the one before it (the IDs after it move up).
+if lapsed ~= nil and redis.call('HGET', META, 'offered') == 'e:' .. id then
+  local rank = redis.call('ZRANK', EXPIRY, id)
+  local before = rank > 0 and redis.call('ZRANGE', EXPIRY, rank - 1, rank - 1) or {}
+  redis.call('HSET', META, 'offered', 'e:' .. (before[1] or '-'))
+end
 
 local ceiling = math.max(holder_now, floor) + TTL
 local expiry = now + TTL
