@@ -79,7 +79,7 @@ export interface ClaimRequest {
  * now) and not excluded, with the previous ceiling on its record as the floor, or, its record gone, one fence margin
  * after it lapsed (the time rule). An ID once taken through the spread (above the cursor) is in the expiry set, so
  * when the cursor reaches it later it is treated as used: live, it is passed over; lapsed, the same floor and
- * margin rules apply, never "never-used". The random pick only chooses which of these checked IDs to try.
+ * margin rules apply, never "never-used". The burst's order and the random pick only choose which of these checked IDs to try.
  *
  * KEYS[1..3] common, KEYS[4] the candidate's record.
  * ARGV[1..4] common, ARGV[5] token, ARGV[6] ID count, ARGV[7] holder clock ms, ARGV[8] host, ARGV[9] pid,
