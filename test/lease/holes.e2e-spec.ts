@@ -10,7 +10,7 @@ import {
   type SnowflakeModuleOptions,
 } from '../../lib/index.js';
 import { RedisServer } from '../support/redis-server.js';
-import { SteppableClock, sleep } from '../support/time.js';
+import { SteppableClock, sleep, waitUntil } from '../support/time.js';
 import { settledNamespace } from '../support/settled-namespace.js';
 
 /**
@@ -288,8 +288,12 @@ describe('the five ways to a duplicate, each closed', () => {
         try {
           // The copy has the namespace as it was before the holder claimed, with this process's identity in it.
           await copy.call('REPLICAOF', '127.0.0.1', String(server.port));
-          await until(async () => /master_link_status:up/.test(await copy.info('replication')));
-          await until(async () => (await copy.exists(metaKey())) === 1);
+          await waitUntil(
+            async () => /master_link_status:up/.test(await copy.info('replication')),
+            10_000,
+            "the copy's link to the primary",
+          );
+          await waitUntil(async () => (await copy.exists(metaKey())) === 1, 10_000, 'the meta on the copy');
           await copy.call('REPLICAOF', 'NO', 'ONE');
           // A lease that outlasts the resync (it takes seconds on a busy machine), so that the holder takes its ID
           // back rather than losing it while the primary is a replica.
@@ -299,7 +303,11 @@ describe('the five ways to a duplicate, each closed', () => {
           await sleep(200);
           // The primary reloads the copy's older data in the same process: same run_id.
           await admin.call('REPLICAOF', '127.0.0.1', String(lagging.port));
-          await until(async () => /master_link_status:up/.test(await admin.info('replication')));
+          await waitUntil(
+            async () => /master_link_status:up/.test(await admin.info('replication')),
+            10_000,
+            "the primary's link to the lagging copy",
+          );
           await admin.call('REPLICAOF', 'NO', 'ONE');
           expect(await admin.exists(recordKey(a.workerId))).toBe(0);
           const { ids: c } = await boot({}, long);
@@ -345,14 +353,6 @@ describe('the five ways to a duplicate, each closed', () => {
     }, 30_000);
   });
 });
-
-async function until(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await sleep(50);
-  }
-}
 
 function jestSpyWarn(into: string[]) {
   const original = Logger.prototype.warn;
