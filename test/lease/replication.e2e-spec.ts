@@ -10,18 +10,14 @@ import { Redis } from 'ioredis';
 import { IdService, RedisUnavailableError, SnowflakeModule } from '../../lib/index.js';
 import { RedisServer, freePort, REDIS_SERVER_BINARY } from '../support/redis-server.js';
 import { settledNamespace } from '../support/settled-namespace.js';
+import { sleep, waitUntil } from '../support/time.js';
 
 const LAYOUT = { timestampBits: 41, datacenterBits: 0, workerBits: 3, sequenceBits: 12 } as const;
 const TTL = 2000;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check().catch(() => false))) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
+/** Polls `check` as `waitUntil` does; a check that throws (a server starting, a link down) counts as not yet. */
+const waitFor = (what: string, check: () => Promise<boolean>, timeoutMs = 15_000) =>
+  waitUntil(() => check().catch(() => false), timeoutMs, what);
 
 async function replicaInSync(primary: RedisServer, replicas: number): Promise<boolean> {
   const client = new Redis(primary.url, { lazyConnect: true });
