@@ -9,6 +9,7 @@ import { Test, type TestingModule } from '@nestjs/testing';
 import { Redis } from 'ioredis';
 import { IdService, RedisUnavailableError, SnowflakeModule } from '../../lib/index.js';
 import { RedisServer, freePort, REDIS_SERVER_BINARY } from '../support/redis-server.js';
+import { issueInBackground } from '../support/issue-in-background.js';
 import { settledNamespace } from '../support/settled-namespace.js';
 import { sleep, waitUntil } from '../support/time.js';
 
@@ -151,31 +152,6 @@ describe('Redis replication: waitForReplicas and a Sentinel failover (real redis
     return module.get(IdService);
   }
 
-  /** Draws IDs from every holder (the list may grow) until stopped; refusals issue nothing and are skipped. */
-  function generateFrom(holders: IdService[]): { issued: bigint[]; stop: () => Promise<void> } {
-    const issued: bigint[] = [];
-    let running = true;
-    const loop = (async () => {
-      while (running) {
-        for (const ids of [...holders]) {
-          try {
-            issued.push(...ids.nextBatch(50));
-          } catch {
-            // Fenced, lost or re-claiming: nothing issued.
-          }
-        }
-        await sleep(2);
-      }
-    })();
-    return {
-      issued,
-      stop: async () => {
-        running = false;
-        await loop;
-      },
-    };
-  }
-
   const promoted = (server: RedisServer) => async () => {
     const probe = new Redis(server.url, { lazyConnect: true });
     try {
@@ -313,7 +289,7 @@ describe('Redis replication: waitForReplicas and a Sentinel failover (real redis
     await settledNamespace(primary.url, 'failover');
 
     const holders: IdService[] = [];
-    const generator = generateFrom(holders);
+    const generator = issueInBackground(holders, 50);
     const { issued } = generator;
     try {
       for (let i = 0; i < 3; i++) {
@@ -388,7 +364,7 @@ describe('Redis replication: waitForReplicas and a Sentinel failover (real redis
     await settledNamespace(primary.url, 'missed');
 
     const holders: IdService[] = [];
-    const generator = generateFrom(holders);
+    const generator = issueInBackground(holders, 50);
     const { issued } = generator;
     const bootHolder = async (redis: Record<string, unknown> = {}) => {
       holders.push(await bootThroughSentinel(sentinel.port, { namespace: 'missed', ttlMs, ...redis }));
@@ -466,7 +442,7 @@ describe('Redis replication: waitForReplicas and a Sentinel failover (real redis
     })();
     logger.setLogLevels(['error', 'warn']);
     const holders: IdService[] = [];
-    const generator = generateFrom(holders);
+    const generator = issueInBackground(holders, 50);
     const { issued } = generator;
     const boot = (redisOptions: Record<string, unknown> = {}) =>
       bootThroughSentinel(sentinel.port, { namespace: 'split', ttlMs, ...redisOptions }, { layout, natMap, logger });
