@@ -1,7 +1,10 @@
 // The fault schedule: a pure function of the seed and the run's options, so that `--seed` replays the same faults
 // at the same times against the same targets.
 
-/** mulberry32: a small, fast 32-bit PRNG; good enough to pick faults, and trivially reproducible. */
+/**
+ * mulberry32: a small, fast 32-bit PRNG; good enough to pick faults, and trivially reproducible. The same function as
+ * test/support/seeded-random.ts, which the TypeScript tests import: this run is plain Node and cannot load a .ts file.
+ */
 export function mulberry32(seed) {
   let a = seed >>> 0;
   return () => {

@@ -6,13 +6,12 @@ import { Cluster, Redis } from 'ioredis';
 import { IdService, SnowflakeConfigError, SnowflakeModule } from '../../lib/index.js';
 import { RedisServer } from '../support/redis-server.js';
 import { settledNamespace } from '../support/settled-namespace.js';
+import { sleep, waitUntil } from '../support/time.js';
 
 /** A layout with a 3-bit worker field: eight IDs to hand out. */
 const LAYOUT = { timestampBits: 41, datacenterBits: 0, workerBits: 3, sequenceBits: 12 } as const;
 const TTL = 3000;
 const SLOTS = 16384;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Three real redis-server primaries joined into a Redis Cluster (slots split in three, CLUSTER MEET), and an ioredis
@@ -63,13 +62,16 @@ describe('Redis lease through an ioredis Cluster client (three real cluster node
   }
 
   async function waitForClusterOk(): Promise<void> {
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      const states = await Promise.all(admins.map((admin) => admin.call('CLUSTER', 'INFO')));
-      if (states.every((info) => String(info).includes('cluster_state:ok'))) return;
-      if (Date.now() > deadline) throw new Error(`cluster did not become ok:\n${states.join('\n')}`);
-      await sleep(100);
-    }
+    let states: unknown[] = [];
+    await waitUntil(
+      async () => {
+        states = await Promise.all(admins.map((admin) => admin.call('CLUSTER', 'INFO')));
+        return states.every((info) => String(info).includes('cluster_state:ok'));
+      },
+      30_000,
+      'the cluster to be ok',
+      () => states.join('\n'),
+    );
   }
 
   async function boot(namespace: string, redis: Record<string, unknown> = {}): Promise<TestingModule> {

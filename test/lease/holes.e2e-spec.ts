@@ -9,8 +9,9 @@ import {
   WorkerIdInUseError,
   type SnowflakeModuleOptions,
 } from '../../lib/index.js';
+import { issueInBackground } from '../support/issue-in-background.js';
 import { RedisServer } from '../support/redis-server.js';
-import { SteppableClock, sleep } from '../support/time.js';
+import { SteppableClock, sleep, waitUntil } from '../support/time.js';
 import { settledNamespace } from '../support/settled-namespace.js';
 
 /**
@@ -92,31 +93,6 @@ describe('the five ways to a duplicate, each closed', () => {
       modules.push(module);
       await module.init();
       return { ids: module.get(IdService), module };
-    }
-
-    /** Draws IDs from every service until stopped, skipping refusals: nothing is issued on a refusal. */
-    function generate(services: IdService[]) {
-      const issued: bigint[] = [];
-      let running = true;
-      const loop = (async () => {
-        while (running) {
-          for (const ids of services) {
-            try {
-              issued.push(...ids.nextBatch(20));
-            } catch {
-              // refused
-            }
-          }
-          await sleep(2);
-        }
-      })();
-      return {
-        issued,
-        stop: async () => {
-          running = false;
-          await loop;
-        },
-      };
     }
 
     it('1. says so when one process runs several leases in one namespace', async () => {
@@ -217,7 +193,7 @@ describe('the five ways to a duplicate, each closed', () => {
         'deleting %s hands out no held ID; the holders keep issuing',
         async (_, lose) => {
           const { ids: a } = await boot();
-          const generator = generate([a]);
+          const generator = issueInBackground([a], 20);
           await sleep(200);
           await lose(namespace);
           // A newcomer finds the namespace settling, not a "free" ID 0 or 1.
@@ -259,7 +235,8 @@ describe('the five ways to a duplicate, each closed', () => {
 
       it('2. a canary with a shorter ttlMs that sends the first script after FLUSHALL is refused; the fleet issues on', async () => {
         const fleet = [await boot(), await boot()];
-        const generator = generate(fleet.map(({ ids }) => ids));
+        const holders = fleet.map(({ ids }) => ids);
+        const generator = issueInBackground(holders, 20);
         await sleep(200);
         await admin.flushall();
         // The canary's claim is the first script after the loss.
@@ -288,18 +265,26 @@ describe('the five ways to a duplicate, each closed', () => {
         try {
           // The copy has the namespace as it was before the holder claimed, with this process's identity in it.
           await copy.call('REPLICAOF', '127.0.0.1', String(server.port));
-          await until(async () => /master_link_status:up/.test(await copy.info('replication')));
-          await until(async () => (await copy.exists(metaKey())) === 1);
+          await waitUntil(
+            async () => /master_link_status:up/.test(await copy.info('replication')),
+            10_000,
+            "the copy's link to the primary",
+          );
+          await waitUntil(async () => (await copy.exists(metaKey())) === 1, 10_000, 'the meta on the copy');
           await copy.call('REPLICAOF', 'NO', 'ONE');
           // A lease that outlasts the resync (it takes seconds on a busy machine), so that the holder takes its ID
           // back rather than losing it while the primary is a replica.
           const long = { ttlMs: 10_000, fenceMarginMs: 3_000, maxClockOffsetMs: 600 };
           const { ids: a } = await boot({}, long);
-          const generator = generate([a]);
+          const generator = issueInBackground([a], 20);
           await sleep(200);
           // The primary reloads the copy's older data in the same process: same run_id.
           await admin.call('REPLICAOF', '127.0.0.1', String(lagging.port));
-          await until(async () => /master_link_status:up/.test(await admin.info('replication')));
+          await waitUntil(
+            async () => /master_link_status:up/.test(await admin.info('replication')),
+            10_000,
+            "the primary's link to the lagging copy",
+          );
           await admin.call('REPLICAOF', 'NO', 'ONE');
           expect(await admin.exists(recordKey(a.workerId))).toBe(0);
           const { ids: c } = await boot({}, long);
@@ -345,14 +330,6 @@ describe('the five ways to a duplicate, each closed', () => {
     }, 30_000);
   });
 });
-
-async function until(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await sleep(50);
-  }
-}
 
 function jestSpyWarn(into: string[]) {
   const original = Logger.prototype.warn;

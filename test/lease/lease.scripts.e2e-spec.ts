@@ -2,8 +2,10 @@ import { Redis } from 'ioredis';
 import { SETTLE_AFTER_LOSS_MS } from '../../lib/lease/lease.contract.js';
 import { LeaseProtocol, type RenewRequest } from '../../lib/lease/redis/lease.protocol.js';
 import { CLAIM_SCRIPT, NOTE_SCRIPT, RELEASE_SCRIPT, RENEW_SCRIPT } from '../../lib/lease/redis/lease.scripts.js';
+import { LeaseScripts } from '../support/lease-scripts.js';
 import { RedisServer } from '../support/redis-server.js';
 import { mulberry32 } from '../support/seeded-random.js';
+import { waitUntil } from '../support/time.js';
 
 /**
  * The lease scripts one call at a time against a real redis-server, for the cases the module's own flow reaches
@@ -14,21 +16,14 @@ describe('lease scripts (real redis-server)', () => {
   let server: RedisServer;
   let redis: Redis;
   let n = 0;
-  let tag: string;
   const TTL = 1000;
   const MARGIN = 200;
   const CONFIG = 'ttlMs=1000 layout=test';
 
-  const keys = () => ({
-    meta: `snowflake:{${tag}}:meta`,
-    cursor: `snowflake:{${tag}}:cursor`,
-    expiry: `snowflake:{${tag}}:expiry`,
-    recordPrefix: `snowflake:{${tag}}:w:`,
-  });
+  /** The namespace of the test that runs: a new hash tag each. */
+  let scripts: LeaseScripts;
   const protocol = (idCount: number, config = CONFIG, ttlMs = TTL) =>
-    new LeaseProtocol(keys(), { ttlMs, config, idCount, fenceMarginMs: MARGIN });
-  const evalScript = async (lua: string, p: LeaseProtocol, id: number, args: (string | number)[]) =>
-    (await redis.eval(lua, 4, ...p.scriptKeys(id), ...args)) as unknown[];
+    scripts.protocol({ ttlMs, config, idCount, fenceMarginMs: MARGIN });
 
   async function claim(token: string, idCount: number, { excluded = [] as number[], config = CONFIG, ttl = TTL } = {}) {
     const p = protocol(idCount, config, ttl);
@@ -36,7 +31,7 @@ describe('lease scripts (real redis-server)', () => {
     let candidate = 0;
     for (;;) {
       const args = p.claimArgs({ token, holderNowMs: Date.now(), host: 'test-host', pid: 1, excluded, candidate });
-      const reply = LeaseProtocol.decodeClaim(await evalScript(CLAIM_SCRIPT, p, candidate, args));
+      const reply = LeaseProtocol.decodeClaim(await scripts.run(CLAIM_SCRIPT, p, candidate, args));
       if (reply.kind !== 'retry') return reply;
       candidate = reply.candidate;
     }
@@ -63,25 +58,27 @@ describe('lease scripts (real redis-server)', () => {
       ...request,
     };
     return LeaseProtocol.decodeRenew(
-      await evalScript(RENEW_SCRIPT, p, full.id, p.renewArgs(full, `fresh-${Math.random()}`)),
+      await scripts.run(RENEW_SCRIPT, p, full.id, p.renewArgs(full, `fresh-${Math.random()}`)),
     );
   }
 
   async function revisions(id: number): Promise<Pick<RenewRequest, 'knownRevs' | 'rev'>> {
-    const current = Number((await redis.hget(keys().recordPrefix + id, 'rev')) ?? '0');
+    const current = Number((await redis.hget(scripts.keys.recordPrefix + id, 'rev')) ?? '0');
     return { knownRevs: [current], rev: current + 1 };
   }
 
   const release = async (id: number, token: string, lastMs: number) =>
     LeaseProtocol.decodeRelease(
-      await evalScript(RELEASE_SCRIPT, protocol(4), id, protocol(4).releaseArgs(id, token, lastMs, 'fresh')),
+      await scripts.run(RELEASE_SCRIPT, protocol(4), id, protocol(4).releaseArgs(id, token, lastMs, 'fresh')),
     );
 
   const note = async (id: number, lastMs: number) =>
-    LeaseProtocol.decodeNote(await evalScript(NOTE_SCRIPT, protocol(4), id, protocol(4).noteArgs(id, lastMs, 'fresh')));
+    LeaseProtocol.decodeNote(
+      await scripts.run(NOTE_SCRIPT, protocol(4), id, protocol(4).noteArgs(id, lastMs, 'fresh')),
+    );
 
   /** Ends the namespace's settling by backdating its marker. */
-  const settle = async () => redis.hset(keys().meta, 'created', Date.now() - SETTLE_AFTER_LOSS_MS - 10);
+  const settle = async () => redis.hset(scripts.keys.meta, 'created', Date.now() - SETTLE_AFTER_LOSS_MS - 10);
 
   /** A namespace past its first-use settling. */
   async function settledNamespace(): Promise<void> {
@@ -100,7 +97,7 @@ describe('lease scripts (real redis-server)', () => {
   });
 
   beforeEach(async () => {
-    tag = `scripts${++n}`;
+    scripts = new LeaseScripts(redis, `scripts${++n}`);
     await settledNamespace();
   });
 
@@ -121,7 +118,7 @@ describe('lease scripts (real redis-server)', () => {
     await note(0, now + 5000);
     // The current holder releases with its own exact last timestamp, lower than the note.
     expect((await release(0, 'current', now)).kind).toBe('released');
-    expect(Number(await redis.hget(keys().recordPrefix + '0', 'ceiling'))).toBe(now);
+    expect(Number(await redis.hget(scripts.keys.recordPrefix + '0', 'ceiling'))).toBe(now);
 
     // The next holder's floor is still the note, not the release's lower ceiling.
     const next = await held('next', 1);
@@ -130,10 +127,10 @@ describe('lease scripts (real redis-server)', () => {
 
   describe('a partial loss (keys deleted while the meta survived) is a loss, never "free"', () => {
     const cases: [string, () => Promise<unknown>][] = [
-      ['the cursor', () => redis.del(keys().cursor)],
-      ['the expiry set', () => redis.del(keys().expiry)],
-      ['one member of the expiry set', () => redis.zrem(keys().expiry, '1')],
-      ['the meta', () => redis.del(keys().meta)],
+      ['the cursor', () => redis.del(scripts.keys.cursor)],
+      ['the expiry set', () => redis.del(scripts.keys.expiry)],
+      ['one member of the expiry set', () => redis.zrem(scripts.keys.expiry, '1')],
+      ['the meta', () => redis.del(scripts.keys.meta)],
     ];
     it.each(cases)('deleting %s makes the namespace settle instead of handing out a held ID', async (_, lose) => {
       const a = await held('a');
@@ -141,7 +138,7 @@ describe('lease scripts (real redis-server)', () => {
       await lose();
       const after = await claim('c', 4);
       expect(after.kind).toBe('settling');
-      expect(await redis.hget(keys().meta, 'marker')).not.toBe(a.marker);
+      expect(await redis.hget(scripts.keys.meta, 'marker')).not.toBe(a.marker);
       // The holders see the new marker at their next renewal: without proof of a live lease they have lost it.
       expect(await renew({ id: a.id, token: 'a', marker: a.marker })).toMatchObject({ kind: 'lost', reason: 'marker' });
     });
@@ -149,7 +146,7 @@ describe('lease scripts (real redis-server)', () => {
     it('a released ID whose record was deleted waits one fence margin, then is handed out without a new marker', async () => {
       const a = await held('a', 1);
       await release(a.id, 'a', Date.now());
-      await redis.del(keys().recordPrefix + '0');
+      await redis.del(scripts.keys.recordPrefix + '0');
       // The record carried the last timestamp; without it the time rule covers the ID one margin after release.
       const early = await claim('b', 1);
       expect(early.kind).toBe('wait');
@@ -159,7 +156,7 @@ describe('lease scripts (real redis-server)', () => {
       await new Promise((resolve) => setTimeout(resolve, early.waitMs + 5));
       const later = await claim('b', 1);
       expect(later).toMatchObject({ kind: 'ok', id: 0, floorMs: -1, marker: a.marker });
-      expect(await redis.hget(keys().meta, 'marker')).toBe(a.marker);
+      expect(await redis.hget(scripts.keys.meta, 'marker')).toBe(a.marker);
     });
 
     it('a spent cursor and records evicted again and again never make the namespace settle for ever', async () => {
@@ -167,40 +164,40 @@ describe('lease scripts (real redis-server)', () => {
       const first = [await held('a', 2), await held('b', 2)];
       const marker = first[0].marker;
       for (const [i, lease] of first.entries()) await release(lease.id, i === 0 ? 'a' : 'b', Date.now() - 5000);
-      await redis.zadd(keys().expiry, Date.now() - 5000, '0', Date.now() - 5000, '1');
+      await redis.zadd(scripts.keys.expiry, Date.now() - 5000, '0', Date.now() - 5000, '1');
       // Eviction takes the records of free IDs first (nothing reads them); claims recover at once, every time.
       for (let round = 0; round < 5; round++) {
-        await redis.del(keys().recordPrefix + '0', keys().recordPrefix + '1');
+        await redis.del(scripts.keys.recordPrefix + '0', scripts.keys.recordPrefix + '1');
         const reply = await claim(`c${round}`, 2);
         expect(reply).toMatchObject({ kind: 'ok', floorMs: -1, marker });
         if (reply.kind !== 'ok') throw new Error('unreachable');
         await release(reply.id, `c${round}`, Date.now() - 5000);
-        await redis.zadd(keys().expiry, Date.now() - 5000, String(reply.id));
+        await redis.zadd(scripts.keys.expiry, Date.now() - 5000, String(reply.id));
       }
-      expect(await redis.hget(keys().meta, 'marker')).toBe(marker);
+      expect(await redis.hget(scripts.keys.meta, 'marker')).toBe(marker);
     });
 
     it('a live holder whose record was deleted writes it again at its next renewal; nobody settles', async () => {
       const a = await held('a');
       await held('b');
-      await redis.del(keys().recordPrefix + a.id);
+      await redis.del(scripts.keys.recordPrefix + a.id);
       const renewal = await renew({ id: a.id, token: 'a', marker: a.marker, previousExpiry: a.expiry });
       expect(renewal.kind).toBe('ok');
-      expect(await redis.hget(keys().recordPrefix + a.id, 'token')).toBe('a');
-      expect(await redis.hget(keys().meta, 'marker')).toBe(a.marker);
+      expect(await redis.hget(scripts.keys.recordPrefix + a.id, 'token')).toBe('a');
+      expect(await redis.hget(scripts.keys.meta, 'marker')).toBe(a.marker);
       // The live lease is never handed out meanwhile: its expiry entry stands.
       expect(await claim('c', 4)).toMatchObject({ kind: 'ok', id: 2 });
     });
 
     it("a holder whose record is gone and whose expiry entry is another's loses the ID, without a new marker", async () => {
       const a = await held('a');
-      await redis.del(keys().recordPrefix + a.id);
-      await redis.zadd(keys().expiry, a.expiry + 1, String(a.id));
+      await redis.del(scripts.keys.recordPrefix + a.id);
+      await redis.zadd(scripts.keys.expiry, a.expiry + 1, String(a.id));
       expect(await renew({ id: a.id, token: 'a', marker: a.marker, previousExpiry: a.expiry })).toMatchObject({
         kind: 'lost',
         reason: 'missing',
       });
-      expect(await redis.hget(keys().meta, 'marker')).toBe(a.marker);
+      expect(await redis.hget(scripts.keys.meta, 'marker')).toBe(a.marker);
     });
 
     it('a namespace whose keys all survived passes the check on every script', async () => {
@@ -208,9 +205,9 @@ describe('lease scripts (real redis-server)', () => {
       await note(3, Date.now());
       await release(a.id, 'a', Date.now());
       await held('b');
-      const marker = await redis.hget(keys().meta, 'marker');
+      const marker = await redis.hget(scripts.keys.meta, 'marker');
       expect((await claim('c', 4)).kind).toBe('ok');
-      expect(await redis.hget(keys().meta, 'marker')).toBe(marker);
+      expect(await redis.hget(scripts.keys.meta, 'marker')).toBe(marker);
     });
   });
 
@@ -221,7 +218,7 @@ describe('lease scripts (real redis-server)', () => {
       const ceilingMs = Date.now() + 7000;
       const reply = await renew({ id: a.id, token: 'a', marker: a.marker, previousExpiry: a.expiry, ceilingMs });
       expect(reply.kind).toBe('recovered');
-      const record = await redis.hgetall(keys().recordPrefix + a.id);
+      const record = await redis.hgetall(scripts.keys.recordPrefix + a.id);
       expect(record).toMatchObject({ token: 'a', ceiling: String(ceilingMs) });
       if (reply.kind === 'lost') throw new Error('unreachable');
       expect(record.marker).toBe(reply.marker);
@@ -254,7 +251,7 @@ describe('lease scripts (real redis-server)', () => {
         kind: 'lost',
         reason: 'marker',
       });
-      expect(await redis.hget(keys().meta, 'cause')).not.toBe('rollback');
+      expect(await redis.hget(scripts.keys.meta, 'cause')).not.toBe('rollback');
     });
 
     it('refuses an ID another holder took back under the new marker', async () => {
@@ -295,7 +292,9 @@ describe('lease scripts (real redis-server)', () => {
         const p = protocol(40);
         const request = { id: lease.id, token: `t${i}`, marker: lease.marker, previousExpiry: lease.expiry };
         const full = { ceilingMs: Date.now(), marginMs: MARGIN, knownRevs: [0], rev: 1, ...request };
-        const reply = LeaseProtocol.decodeRenew(await evalScript(RENEW_SCRIPT, p, full.id, p.renewArgs(full, 'fresh')));
+        const reply = LeaseProtocol.decodeRenew(
+          await scripts.run(RENEW_SCRIPT, p, full.id, p.renewArgs(full, 'fresh')),
+        );
         expect(reply.kind).toBe('recovered');
       }
       await settle();
@@ -307,7 +306,7 @@ describe('lease scripts (real redis-server)', () => {
   it('refuses a claim under another configuration while a lease is live, and takes it once none is', async () => {
     const now = Date.now();
     const a = await held('a');
-    const { meta } = keys();
+    const { meta } = scripts.keys;
     const other = { config: 'ttlMs=2000 layout=test', ttl: 2000 };
     expect(await claim('b', 4, other)).toMatchObject({ kind: 'mismatch', recorded: CONFIG, live: 1 });
     expect(await redis.hget(meta, 'config')).toBe(CONFIG);
@@ -319,7 +318,7 @@ describe('lease scripts (real redis-server)', () => {
 
   it('keeps the contract of a meta that survived a restart, and settles the fixed time whoever restarted it', async () => {
     const a = await held('a');
-    const { meta } = keys();
+    const { meta } = scripts.keys;
     // As after a restart with persistence: the meta names another Redis process.
     await redis.hset(meta, 'server', 'an-earlier-process');
     const other = { config: 'ttlMs=500 layout=test', ttl: 500 };
@@ -335,7 +334,7 @@ describe('lease scripts (real redis-server)', () => {
   it('tells a holder that the namespace took another configuration while it was paused that it lost its lease', async () => {
     const a = await held('a');
     expect((await renew({ id: a.id, token: 'a', marker: a.marker })).kind).toBe('ok');
-    await redis.hset(keys().meta, 'config', 'ttlMs=2000 layout=test');
+    await redis.hset(scripts.keys.meta, 'config', 'ttlMs=2000 layout=test');
     expect(await renew({ id: a.id, token: 'a', marker: a.marker })).toMatchObject({ kind: 'lost', reason: 'config' });
   });
 
@@ -345,18 +344,18 @@ describe('lease scripts (real redis-server)', () => {
 
     it('a canary with a shorter TTL that sends the first script after FLUSHALL settles as long as anyone', async () => {
       const a = await held('a', 4);
-      await redis.hset(keys().meta, 'config', FLEET);
+      await redis.hset(scripts.keys.meta, 'config', FLEET);
       await redis.flushall();
       const first = await claim('canary', 4, CANARY);
       expect(first.kind).toBe('settling');
       if (first.kind !== 'settling') throw new Error('unreachable');
       // Not the canary's own TTL: the fixed time that outlasts every holder's fence, whatever its settings.
       expect(first.waitMs).toBeGreaterThan(SETTLE_AFTER_LOSS_MS - 100);
-      expect(await redis.hget(keys().meta, 'settleMs')).toBe(String(SETTLE_AFTER_LOSS_MS));
+      expect(await redis.hget(scripts.keys.meta, 'settleMs')).toBe(String(SETTLE_AFTER_LOSS_MS));
       // The fleet's holder takes its ID back and its contract replaces the one the canary's script recorded.
       const back = await renew({ id: a.id, token: 'a', marker: a.marker, previousExpiry: a.expiry }, FLEET);
       expect(back.kind).toBe('recovered');
-      expect(await redis.hget(keys().meta, 'config')).toBe(FLEET);
+      expect(await redis.hget(scripts.keys.meta, 'config')).toBe(FLEET);
       await settle();
       // Settled: the canary is the one refused; the fleet renews on.
       expect(await claim('canary', 4, CANARY)).toMatchObject({ kind: 'mismatch', recorded: FLEET, live: 1 });
@@ -381,36 +380,36 @@ describe('lease scripts (real redis-server)', () => {
   describe('a rollback in the same process (run_id unchanged) is a loss', () => {
     it('a holder whose record shows an older revision than it wrote starts a new marker and keeps its ID', async () => {
       const a = await held('a');
-      const before = await redis.hgetall(keys().recordPrefix + a.id);
+      const before = await redis.hgetall(scripts.keys.recordPrefix + a.id);
       const lease = { id: a.id, token: 'a', marker: a.marker };
       const first = await renew({ ...lease, previousExpiry: a.expiry, knownRevs: [0], rev: 1 });
       if (first.kind === 'lost') throw new Error(JSON.stringify(first));
       const second = await renew({ ...lease, previousExpiry: first.expiry, knownRevs: [1], rev: 2 });
       if (second.kind === 'lost') throw new Error(JSON.stringify(second));
       // The record comes back as it was before both renewals (DEBUG RELOAD, a restore into the running process).
-      await redis.hset(keys().recordPrefix + a.id, before);
+      await redis.hset(scripts.keys.recordPrefix + a.id, before);
       const after = await renew({ ...lease, previousExpiry: second.expiry, knownRevs: [2], rev: 3 });
       expect(after.kind).toBe('recovered');
-      expect(await redis.hget(keys().meta, 'marker')).not.toBe(a.marker);
+      expect(await redis.hget(scripts.keys.meta, 'marker')).not.toBe(a.marker);
       expect((await claim('newcomer', 4)).kind).toBe('settling');
     });
 
     it('a rollback to before a marker change is a rollback, not a settled loss: a new marker, the holder keeps its ID', async () => {
       const a = await held('a');
-      const before = await redis.hgetall(keys().meta);
+      const before = await redis.hgetall(scripts.keys.meta);
       // Another Redis process serves the namespace (a failover without loss): a new marker, and the holder takes its
       // ID back under it.
-      await redis.hset(keys().meta, 'server', 'other-process:replid');
+      await redis.hset(scripts.keys.meta, 'server', 'other-process:replid');
       const taken = await renew({ id: a.id, token: 'a', marker: a.marker, previousExpiry: a.expiry });
       expect(taken.kind).toBe('recovered');
       if (taken.kind !== 'recovered') return;
       // The data goes back to before that marker in the same process (a restore or DEBUG RELOAD): the old marker,
       // settled long ago, is current again, though the holder renewed under the new one a moment ago.
-      await redis.hset(keys().meta, before);
+      await redis.hset(scripts.keys.meta, before);
       const renewed = await renew({ id: a.id, token: 'a', marker: taken.marker, previousExpiry: taken.expiry });
       expect(renewed.kind).toBe('recovered');
-      expect(await redis.hget(keys().meta, 'cause')).toBe('rollback');
-      expect(await redis.hget(keys().meta, 'marker')).not.toBe(before.marker);
+      expect(await redis.hget(scripts.keys.meta, 'cause')).toBe('rollback');
+      expect(await redis.hget(scripts.keys.meta, 'marker')).not.toBe(before.marker);
       // No ID is handed out before every holder from before the rollback had its say.
       expect((await claim('waiting', 4)).kind).toBe('settling');
     });
@@ -424,17 +423,17 @@ describe('lease scripts (real redis-server)', () => {
       await renew({ ...lease, previousExpiry: answered.expiry, knownRevs: [1], rev: 2 });
       const next = await renew({ ...lease, previousExpiry: answered.expiry, knownRevs: [1, 2], rev: 3 });
       expect(next.kind).toBe('ok');
-      expect(await redis.hget(keys().meta, 'marker')).toBe(a.marker);
+      expect(await redis.hget(scripts.keys.meta, 'marker')).toBe(a.marker);
     });
 
     it('a holder whose live lease another token owns under the same marker stops and makes the namespace settle', async () => {
       const a = await held('a', 1);
       // Rolled back to before the claim, then claimed by a waiting instance: the record names another owner.
-      await redis.hset(keys().recordPrefix + a.id, 'token', 'waiting-instance');
+      await redis.hset(scripts.keys.recordPrefix + a.id, 'token', 'waiting-instance');
       expect(
         await renew({ id: a.id, token: 'a', marker: a.marker, previousExpiry: a.expiry, knownRevs: [0], rev: 1 }),
       ).toMatchObject({ kind: 'lost', reason: 'rollback' });
-      expect(await redis.hget(keys().meta, 'marker')).not.toBe(a.marker);
+      expect(await redis.hget(scripts.keys.meta, 'marker')).not.toBe(a.marker);
     });
 
     it('a resync from a stale node (REPLICAOF, then REPLICAOF NO ONE) changes the replication ID: a new marker', async () => {
@@ -442,10 +441,11 @@ describe('lease scripts (real redis-server)', () => {
       try {
         const a = await held('a');
         await redis.call('REPLICAOF', '127.0.0.1', String(stale.port));
-        const deadline = Date.now() + 10_000;
-        while (Date.now() < deadline && !/master_link_status:up/.test(await redis.info('replication'))) {
-          await new Promise((resolve) => setTimeout(resolve, 50));
-        }
+        await waitUntil(
+          async () => /master_link_status:up/.test(await redis.info('replication')),
+          10_000,
+          'the link to the stale node',
+        );
         await redis.call('REPLICAOF', 'NO', 'ONE');
         // The stale node's data replaced ours in the same process: the same run_id, another replication ID.
         const reply = await claim('waiting', 4);
@@ -476,7 +476,7 @@ describe('lease scripts (real redis-server)', () => {
         byReply: false,
       }));
       const ids: number[] = [];
-      let scripts = 0;
+      let scriptsRun = 0;
       while (pending.length > 0) {
         const next: typeof pending = [];
         for (const c of pending) {
@@ -490,15 +490,15 @@ describe('lease scripts (real redis-server)', () => {
             excluded: [],
             ...(spread === undefined ? {} : { spread }),
           });
-          const reply = LeaseProtocol.decodeClaim(await evalScript(CLAIM_SCRIPT, p, c.candidate, args));
-          scripts++;
+          const reply = LeaseProtocol.decodeClaim(await scripts.run(CLAIM_SCRIPT, p, c.candidate, args));
+          scriptsRun++;
           if (reply.kind === 'ok') ids.push(reply.id);
           else if (reply.kind === 'retry') next.push({ ...c, candidate: reply.candidate, byReply: true });
           else throw new Error(`unexpected ${JSON.stringify(reply)}`);
         }
         pending = next;
       }
-      return { ids, scripts };
+      return { ids, scriptsRun };
     }
 
     /** A namespace of `idCount` IDs, every one used once and released: the cursor is spent, all have expired. */
@@ -515,28 +515,28 @@ describe('lease scripts (real redis-server)', () => {
     it.each([1, 2, 3])('over expired IDs: all distinct, two scripts each (seed %i)', async (seed) => {
       const claimants = 40;
       await allReleased(64);
-      const { ids, scripts } = await storm(64, claimants, seed);
+      const { ids, scriptsRun } = await storm(64, claimants, seed);
       expect(new Set(ids).size).toBe(claimants);
-      expect(scripts).toBe(2 * claimants - 1);
+      expect(scriptsRun).toBe(2 * claimants - 1);
       // The oldest expired IDs, in order: IDs 0 to 39 were released first.
       expect([...ids].sort((a, b) => a - b)).toEqual(Array.from({ length: claimants }, (_, i) => i));
     });
 
     it.each([1, 2, 3])('over never-used IDs at the cursor: all distinct, two scripts each (seed %i)', async (seed) => {
       const claimants = 40;
-      const { ids, scripts } = await storm(64, claimants, seed);
+      const { ids, scriptsRun } = await storm(64, claimants, seed);
       expect(new Set(ids).size).toBe(claimants);
       expect([...ids].sort((a, b) => a - b)).toEqual(Array.from({ length: claimants }, (_, i) => i));
-      expect(scripts).toBe(2 * claimants - 1);
+      expect(scriptsRun).toBe(2 * claimants - 1);
     });
 
     it('a burst of claims past the spread depth still ends with all distinct IDs', async () => {
       // 1,100 never-used IDs, 1,050 claims at once: the answers past the first 1,024 IDs at the cursor fall back to
       // the cursor's ID and contend, as before; nothing is handed out twice.
       const claimants = 1050;
-      const { ids, scripts } = await storm(1100, claimants, 4);
+      const { ids, scriptsRun } = await storm(1100, claimants, 4);
       expect(new Set(ids).size).toBe(claimants);
-      expect(scripts).toBeLessThan(3 * claimants);
+      expect(scriptsRun).toBeLessThan(3 * claimants);
     });
 
     it('a first guess that happens to be the ID a burst offers next takes it without moving the cursor past others', async () => {
@@ -546,15 +546,15 @@ describe('lease scripts (real redis-server)', () => {
       const p = protocol(3);
       const guess = (token: string, candidate: number) =>
         p.claimArgs({ token, candidate, holderNowMs: Date.now(), host: 'h', pid: 1, excluded: [] });
-      expect(LeaseProtocol.decodeClaim(await evalScript(CLAIM_SCRIPT, p, 2, guess('a', 2)))).toMatchObject({
+      expect(LeaseProtocol.decodeClaim(await scripts.run(CLAIM_SCRIPT, p, 2, guess('a', 2)))).toMatchObject({
         kind: 'retry',
         candidate: 0,
       });
-      expect(LeaseProtocol.decodeClaim(await evalScript(CLAIM_SCRIPT, p, 1, guess('b', 1)))).toMatchObject({
+      expect(LeaseProtocol.decodeClaim(await scripts.run(CLAIM_SCRIPT, p, 1, guess('b', 1)))).toMatchObject({
         kind: 'ok',
         id: 1,
       });
-      expect((await redis.get(keys().cursor)) ?? '0').toBe('0');
+      expect((await redis.get(scripts.keys.cursor)) ?? '0').toBe('0');
       const taken = [await held('c', 3), await held('d', 3)].map((reply) => reply.id);
       expect(taken.sort()).toEqual([0, 2]);
     });
@@ -562,7 +562,7 @@ describe('lease scripts (real redis-server)', () => {
     it('a burst over expired IDs that expired in the same millisecond names each once, however claims interleave', async () => {
       const p = protocol(8);
       await allReleased(8);
-      for (let id = 0; id < 8; id++) await redis.zadd(keys().expiry, 1, String(id));
+      for (let id = 0; id < 8; id++) await redis.zadd(scripts.keys.expiry, 1, String(id));
       const claimArgs = (token: string, candidate: number, spread?: number) =>
         p.claimArgs({
           token,
@@ -574,9 +574,9 @@ describe('lease scripts (real redis-server)', () => {
           ...(spread === undefined ? {} : { spread }),
         });
       const guess = async (token: string) =>
-        LeaseProtocol.decodeClaim(await evalScript(CLAIM_SCRIPT, p, 5, claimArgs(token, 5)));
+        LeaseProtocol.decodeClaim(await scripts.run(CLAIM_SCRIPT, p, 5, claimArgs(token, 5)));
       const take = async (token: string, id: number) =>
-        LeaseProtocol.decodeClaim(await evalScript(CLAIM_SCRIPT, p, id, claimArgs(token, id, 0)));
+        LeaseProtocol.decodeClaim(await scripts.run(CLAIM_SCRIPT, p, id, claimArgs(token, id, 0)));
       expect(await guess('a')).toMatchObject({ kind: 'retry', candidate: 0 });
       expect(await guess('b')).toMatchObject({ kind: 'retry', candidate: 1 });
       expect(await guess('c')).toMatchObject({ kind: 'retry', candidate: 2 });
@@ -595,17 +595,17 @@ describe('lease scripts (real redis-server)', () => {
       const guess = (token: string, candidate: number) =>
         p.claimArgs({ token, candidate, holderNowMs: Date.now(), host: 'h', pid: 1, excluded: [] });
       // Two answers in a burst: the second names the ID after the first one's.
-      expect(LeaseProtocol.decodeClaim(await evalScript(CLAIM_SCRIPT, p, 5, guess('a', 5)))).toMatchObject({
+      expect(LeaseProtocol.decodeClaim(await scripts.run(CLAIM_SCRIPT, p, 5, guess('a', 5)))).toMatchObject({
         kind: 'retry',
         candidate: 0,
       });
-      expect(LeaseProtocol.decodeClaim(await evalScript(CLAIM_SCRIPT, p, 5, guess('b', 5)))).toMatchObject({
+      expect(LeaseProtocol.decodeClaim(await scripts.run(CLAIM_SCRIPT, p, 5, guess('b', 5)))).toMatchObject({
         kind: 'retry',
         candidate: 1,
       });
       // The burst is over once no answer came for a window (1 s): the cursor's ID again.
-      await redis.hset(keys().meta, 'offeredAt', Date.now() - 1001);
-      expect(LeaseProtocol.decodeClaim(await evalScript(CLAIM_SCRIPT, p, 5, guess('c', 5)))).toMatchObject({
+      await redis.hset(scripts.keys.meta, 'offeredAt', Date.now() - 1001);
+      expect(LeaseProtocol.decodeClaim(await scripts.run(CLAIM_SCRIPT, p, 5, guess('c', 5)))).toMatchObject({
         kind: 'retry',
         candidate: 0,
       });
@@ -615,13 +615,13 @@ describe('lease scripts (real redis-server)', () => {
       const p = protocol(4);
       const guess = (candidate: number) =>
         p.claimArgs({ token: 'a', candidate, holderNowMs: Date.now(), host: 'h', pid: 1, excluded: [] });
-      expect(LeaseProtocol.decodeClaim(await evalScript(CLAIM_SCRIPT, p, 2, guess(2)))).toMatchObject({
+      expect(LeaseProtocol.decodeClaim(await scripts.run(CLAIM_SCRIPT, p, 2, guess(2)))).toMatchObject({
         kind: 'retry',
         candidate: 0,
       });
       // Every ID used and released in order: 0 expired longest ago, and a guess of 3 is sent there.
       await allReleased(4);
-      expect(LeaseProtocol.decodeClaim(await evalScript(CLAIM_SCRIPT, p, 3, guess(3)))).toMatchObject({
+      expect(LeaseProtocol.decodeClaim(await scripts.run(CLAIM_SCRIPT, p, 3, guess(3)))).toMatchObject({
         kind: 'retry',
         candidate: 0,
       });
@@ -639,13 +639,13 @@ describe('lease scripts (real redis-server)', () => {
         excluded: [],
         spread: 0,
       });
-      expect(LeaseProtocol.decodeClaim(await evalScript(CLAIM_SCRIPT, p, 2, args))).toMatchObject({
+      expect(LeaseProtocol.decodeClaim(await scripts.run(CLAIM_SCRIPT, p, 2, args))).toMatchObject({
         kind: 'ok',
         id: 2,
       });
-      expect(await redis.get(keys().cursor)).not.toBe('3');
+      expect(await redis.get(scripts.keys.cursor)).not.toBe('3');
       expect((await release(2, 'x', Date.now())).kind).toBe('released');
-      await redis.del(keys().recordPrefix + '2');
+      await redis.del(scripts.keys.recordPrefix + '2');
       expect(await claim('a', 4)).toMatchObject({ kind: 'ok', id: 0 });
       expect(await claim('b', 4)).toMatchObject({ kind: 'ok', id: 1 });
       // The cursor is at 2 now: not handed out as never-used; its last holder may have issued until just now.
@@ -656,7 +656,7 @@ describe('lease scripts (real redis-server)', () => {
 
   it('passes over an excluded ID at the cursor, keeping it claimable later', async () => {
     expect(await claim('a', 2, { excluded: [0] })).toMatchObject({ kind: 'ok', id: 1 });
-    expect(await redis.zscore(keys().expiry, '0')).toBe('0');
+    expect(await redis.zscore(scripts.keys.expiry, '0')).toBe('0');
     expect(await claim('b', 2)).toMatchObject({ kind: 'ok', id: 0 });
   });
 });

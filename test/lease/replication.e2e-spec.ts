@@ -9,19 +9,16 @@ import { Test, type TestingModule } from '@nestjs/testing';
 import { Redis } from 'ioredis';
 import { IdService, RedisUnavailableError, SnowflakeModule } from '../../lib/index.js';
 import { RedisServer, freePort, REDIS_SERVER_BINARY } from '../support/redis-server.js';
+import { issueInBackground } from '../support/issue-in-background.js';
 import { settledNamespace } from '../support/settled-namespace.js';
+import { sleep, waitUntil } from '../support/time.js';
 
 const LAYOUT = { timestampBits: 41, datacenterBits: 0, workerBits: 3, sequenceBits: 12 } as const;
 const TTL = 2000;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check().catch(() => false))) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
+/** Polls `check` as `waitUntil` does; a check that throws (a server starting, a link down) counts as not yet. */
+const waitFor = (what: string, check: () => Promise<boolean>, timeoutMs = 15_000) =>
+  waitUntil(() => check().catch(() => false), timeoutMs, what);
 
 async function replicaInSync(primary: RedisServer, replicas: number): Promise<boolean> {
   const client = new Redis(primary.url, { lazyConnect: true });
@@ -153,31 +150,6 @@ describe('Redis replication: waitForReplicas and a Sentinel failover (real redis
     modules.push(module);
     await module.init();
     return module.get(IdService);
-  }
-
-  /** Draws IDs from every holder (the list may grow) until stopped; refusals issue nothing and are skipped. */
-  function generateFrom(holders: IdService[]): { issued: bigint[]; stop: () => Promise<void> } {
-    const issued: bigint[] = [];
-    let running = true;
-    const loop = (async () => {
-      while (running) {
-        for (const ids of [...holders]) {
-          try {
-            issued.push(...ids.nextBatch(50));
-          } catch {
-            // Fenced, lost or re-claiming: nothing issued.
-          }
-        }
-        await sleep(2);
-      }
-    })();
-    return {
-      issued,
-      stop: async () => {
-        running = false;
-        await loop;
-      },
-    };
   }
 
   const promoted = (server: RedisServer) => async () => {
@@ -317,7 +289,7 @@ describe('Redis replication: waitForReplicas and a Sentinel failover (real redis
     await settledNamespace(primary.url, 'failover');
 
     const holders: IdService[] = [];
-    const generator = generateFrom(holders);
+    const generator = issueInBackground(holders, 50);
     const { issued } = generator;
     try {
       for (let i = 0; i < 3; i++) {
@@ -392,7 +364,7 @@ describe('Redis replication: waitForReplicas and a Sentinel failover (real redis
     await settledNamespace(primary.url, 'missed');
 
     const holders: IdService[] = [];
-    const generator = generateFrom(holders);
+    const generator = issueInBackground(holders, 50);
     const { issued } = generator;
     const bootHolder = async (redis: Record<string, unknown> = {}) => {
       holders.push(await bootThroughSentinel(sentinel.port, { namespace: 'missed', ttlMs, ...redis }));
@@ -470,7 +442,7 @@ describe('Redis replication: waitForReplicas and a Sentinel failover (real redis
     })();
     logger.setLogLevels(['error', 'warn']);
     const holders: IdService[] = [];
-    const generator = generateFrom(holders);
+    const generator = issueInBackground(holders, 50);
     const { issued } = generator;
     const boot = (redisOptions: Record<string, unknown> = {}) =>
       bootThroughSentinel(sentinel.port, { namespace: 'split', ttlMs, ...redisOptions }, { layout, natMap, logger });

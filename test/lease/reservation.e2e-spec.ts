@@ -5,9 +5,10 @@ import { IdService, SnowflakeModule } from '../../lib/index.js';
 import { SETTLE_AFTER_LOSS_MS } from '../../lib/lease/lease.contract.js';
 import { LeaseProtocol, type ClaimRequest, type RenewRequest } from '../../lib/lease/redis/lease.protocol.js';
 import { CLAIM_SCRIPT, RENEW_SCRIPT } from '../../lib/lease/redis/lease.scripts.js';
+import { LeaseScripts } from '../support/lease-scripts.js';
 import { RedisServer } from '../support/redis-server.js';
 import { settledNamespace } from '../support/settled-namespace.js';
-import { sleep } from '../support/time.js';
+import { sleep, waitUntil } from '../support/time.js';
 
 /**
  * A serving instance keeps serving: an instance that lost its ID to a data loss while the namespace settled gets
@@ -24,16 +25,11 @@ describe('an ID reserved for the holder that lost it while the namespace settled
   const CONFIG = 'ttlMs=1000 layout=test';
   const IDS = 2;
 
-  const keys = () => ({
-    meta: `snowflake:{${tag}}:meta`,
-    cursor: `snowflake:{${tag}}:cursor`,
-    expiry: `snowflake:{${tag}}:expiry`,
-    recordPrefix: `snowflake:{${tag}}:w:`,
-  });
+  /** The namespace of the test that runs: a new hash tag each. */
+  let scripts: LeaseScripts;
   let idCount = IDS;
-  const protocol = () => new LeaseProtocol(keys(), { ttlMs: TTL, config: CONFIG, idCount, fenceMarginMs: MARGIN });
-  const run = async (lua: string, id: number, args: (string | number)[]) =>
-    (await redis.eval(lua, 4, ...protocol().scriptKeys(id), ...args)) as unknown[];
+  const protocol = () => scripts.protocol({ ttlMs: TTL, config: CONFIG, idCount, fenceMarginMs: MARGIN });
+  const run = (lua: string, id: number, args: (string | number)[]) => scripts.run(lua, protocol(), id, args);
 
   /** Claims as the lease does: names a candidate (the prior ID first), follows `retry` and `busy`. */
   async function claim(token: string, prior?: ClaimRequest['prior']) {
@@ -56,7 +52,7 @@ describe('an ID reserved for the holder that lost it while the namespace settled
 
   /** A renewal under `marker`; `lapsed` sends a previous expiry already past (a holder paused through the outage). */
   async function renew(id: number, token: string, marker: string, lapsed: boolean) {
-    const rev = Number((await redis.hget(keys().recordPrefix + id, 'rev')) ?? '0');
+    const rev = Number((await redis.hget(scripts.keys.recordPrefix + id, 'rev')) ?? '0');
     const request: RenewRequest = {
       id,
       token,
@@ -72,8 +68,8 @@ describe('an ID reserved for the holder that lost it while the namespace settled
 
   /** Moves the marker's creation back by `ms`: settling (and then the reservations' grace) ends that much sooner. */
   const backdate = async (ms: number) => {
-    const created = Number(await redis.hget(keys().meta, 'created'));
-    await redis.hset(keys().meta, 'created', created - ms);
+    const created = Number(await redis.hget(scripts.keys.meta, 'created'));
+    await redis.hset(scripts.keys.meta, 'created', created - ms);
   };
   const settle = () => backdate(SETTLE_AFTER_LOSS_MS + 10);
   const loseEverything = async () => redis.del(...(await redis.keys(`snowflake:{${tag}}:*`)));
@@ -100,6 +96,7 @@ describe('an ID reserved for the holder that lost it while the namespace settled
   });
   beforeEach(() => {
     tag = `reserve${++n}`;
+    scripts = new LeaseScripts(redis, tag);
     idCount = IDS;
   });
 
@@ -107,19 +104,19 @@ describe('an ID reserved for the holder that lost it while the namespace settled
     const { a, b } = await fullNamespaceAfterLoss();
     expect(await renew(a.id, 'A', a.marker, true)).toMatchObject({ kind: 'lost', reason: 'marker' });
     expect(await renew(b.id, 'B', b.marker, false)).toMatchObject({ kind: 'recovered' });
-    expect(await redis.hget(keys().meta, 'reserved:0')).toBe('A');
-    expect(await redis.hget(keys().meta, 'reserved')).toBe('1');
+    expect(await redis.hget(scripts.keys.meta, 'reserved:0')).toBe('A');
+    expect(await redis.hget(scripts.keys.meta, 'reserved')).toBe('1');
     await settle();
 
     const waiting = await claim('C');
     expect(waiting.kind).toBe('exhausted');
-    const graceEnd = Number(await redis.hget(keys().meta, 'created')) + SETTLE_AFTER_LOSS_MS + TTL;
+    const graceEnd = Number(await redis.hget(scripts.keys.meta, 'created')) + SETTLE_AFTER_LOSS_MS + TTL;
     // The waiting instance is told when the reserved ID frees up for everyone, at the latest.
     expect(waiting.kind === 'exhausted' && waiting.soonestExpiry).toBeLessThanOrEqual(graceEnd);
 
     expect(await held('A2', { id: 0, token: 'A' })).toMatchObject({ id: 0 });
-    expect(await redis.hget(keys().meta, 'reserved')).toBeNull();
-    expect(await redis.hget(keys().meta, 'reserved:0')).toBeNull();
+    expect(await redis.hget(scripts.keys.meta, 'reserved')).toBeNull();
+    expect(await redis.hget(scripts.keys.meta, 'reserved:0')).toBeNull();
     expect((await claim('C')).kind).toBe('exhausted');
   });
 
@@ -128,11 +125,11 @@ describe('an ID reserved for the holder that lost it while the namespace settled
     await settle();
     const a = await held('A');
     await held('B');
-    const ceiling = Number(await redis.hget(keys().recordPrefix + a.id, 'ceiling'));
+    const ceiling = Number(await redis.hget(scripts.keys.recordPrefix + a.id, 'ceiling'));
     // Another Redis process serves the namespace (a failover): the keys survived, the marker changes.
-    await redis.hset(keys().meta, 'server', 'other-process:replid');
+    await redis.hset(scripts.keys.meta, 'server', 'other-process:replid');
     // A's lease lapses meanwhile (it was paused through the failover), B renews in time.
-    await redis.zadd(keys().expiry, Date.now() - 1, String(a.id));
+    await redis.zadd(scripts.keys.expiry, Date.now() - 1, String(a.id));
     expect(await renew(a.id, 'A', a.marker, true)).toMatchObject({ kind: 'lost', reason: 'marker' });
     await settle();
     expect((await claim('C')).kind).toBe('exhausted');
@@ -144,7 +141,7 @@ describe('an ID reserved for the holder that lost it while the namespace settled
     expect(await renew(b.id, 'B', b.marker, false)).toMatchObject({ kind: 'recovered' });
     await settle();
     expect(await renew(a.id, 'A', a.marker, true)).toMatchObject({ kind: 'lost', reason: 'marker' });
-    expect(await redis.hget(keys().meta, 'reserved')).toBeNull();
+    expect(await redis.hget(scripts.keys.meta, 'reserved')).toBeNull();
     expect(await held('C')).toMatchObject({ id: 0 });
   });
 
@@ -156,8 +153,8 @@ describe('an ID reserved for the holder that lost it while the namespace settled
     expect(await claim('X', { id: 0, token: 'not-A' })).toMatchObject({ kind: 'ok', id: 1 });
     await backdate(TTL);
     expect(await held('C')).toMatchObject({ id: 0 });
-    expect(await redis.hget(keys().meta, 'reserved')).toBeNull();
-    expect(await redis.hget(keys().meta, 'reserved:0')).toBeNull();
+    expect(await redis.hget(scripts.keys.meta, 'reserved')).toBeNull();
+    expect(await redis.hget(scripts.keys.meta, 'reserved:0')).toBeNull();
   });
 
   it('keeps 300 reservations apart: newcomers get the free IDs, every former holder its own', async () => {
@@ -171,7 +168,7 @@ describe('an ID reserved for the holder that lost it while the namespace settled
     for (const holder of holders) {
       expect(await renew(holder.id, holder.token, holder.marker, true)).toMatchObject({ kind: 'lost' });
     }
-    expect(await redis.hget(keys().meta, 'reserved')).toBe('300');
+    expect(await redis.hget(scripts.keys.meta, 'reserved')).toBe('300');
     await settle();
     const reservedIds = new Set(holders.map((holder) => holder.id));
     for (let i = 0; i < 20; i++) {
@@ -183,19 +180,19 @@ describe('an ID reserved for the holder that lost it while the namespace settled
         id: holder.id,
       });
     }
-    expect(await redis.hget(keys().meta, 'reserved')).toBeNull();
+    expect(await redis.hget(scripts.keys.meta, 'reserved')).toBeNull();
     // Every reservation is a field of its own: nothing of them is left once each was taken.
-    const fields = await redis.hkeys(keys().meta);
+    const fields = await redis.hkeys(scripts.keys.meta);
     expect(fields.filter((field) => field.startsWith('reserved'))).toEqual([]);
   });
 
   it('drops the reservations when the namespace loses its data again', async () => {
     const { a } = await fullNamespaceAfterLoss();
     expect(await renew(a.id, 'A', a.marker, true)).toMatchObject({ kind: 'lost', reason: 'marker' });
-    await redis.hset(keys().meta, 'server', 'other-process:replid');
+    await redis.hset(scripts.keys.meta, 'server', 'other-process:replid');
     expect((await claim('C')).kind).toBe('settling');
-    expect(await redis.hget(keys().meta, 'reserved')).toBeNull();
-    expect(await redis.hget(keys().meta, 'reserved:0')).toBeNull();
+    expect(await redis.hget(scripts.keys.meta, 'reserved')).toBeNull();
+    expect(await redis.hget(scripts.keys.meta, 'reserved:0')).toBeNull();
   });
 });
 
@@ -250,12 +247,20 @@ describe('a serving instance keeps serving after Redis comes back empty (real mo
       return module;
     });
     const meta = 'snowflake:{serving:dc0}:meta';
-    await until(async () => (await admin.hget(meta, 'reserved').catch(() => null)) === '2');
+    await waitUntil(
+      async () => (await admin.hget(meta, 'reserved').catch(() => null)) === '2',
+      15_000,
+      'both lost IDs to be reserved',
+    );
     expect(idsA.status().lease!.state).not.toBe('held');
 
     // Settling ends (backdated rather than waited for): the reservations decide who claims first.
     await admin.hset(meta, 'created', Date.now() - SETTLE_AFTER_LOSS_MS - 10);
-    await until(async () => idsA.status().lease!.state === 'held' && idsB.status().lease!.state === 'held');
+    await waitUntil(
+      () => idsA.status().lease!.state === 'held' && idsB.status().lease!.state === 'held',
+      15_000,
+      'both former holders to hold their IDs again',
+    );
     expect([idsA.workerId, idsB.workerId]).toEqual(before);
     expect(typeof idsA.next()).toBe('bigint');
     await sleep(LEASE.ttlMs / 2);
@@ -266,11 +271,3 @@ describe('a serving instance keeps serving after Redis comes back empty (real mo
     expect((await waiting).get(IdService).workerId).toBe(before[0]);
   }, 30_000);
 });
-
-async function until(check: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await sleep(50);
-  }
-}

@@ -50,7 +50,11 @@ async function timed(work: () => Promise<unknown>): Promise<{ ms: number; error:
   }
 }
 
-export function boundedWaitCases(open: (ids: SnowflakeIdSource) => Promise<ItemTable>): void {
+/**
+ * The opening of every case: boots the app with `maxAsyncWaitMs`, opens its table, and takes the worker ID away
+ * (for `outageMs`, or until the case ends); both are closed after each case.
+ */
+function duringOutage(open: (ids: SnowflakeIdSource) => Promise<ItemTable>) {
   let app: App | undefined;
   let table: ItemTable | undefined;
 
@@ -60,18 +64,27 @@ export function boundedWaitCases(open: (ids: SnowflakeIdSource) => Promise<ItemT
     table = app = undefined;
   });
 
+  return async (maxAsyncWaitMs: number, outageMs?: number): Promise<{ app: App; table: ItemTable }> => {
+    app = await boot(maxAsyncWaitMs);
+    table = await open(app.ids);
+    app.source.outage(outageMs);
+    return { app, table };
+  };
+}
+
+export function boundedWaitCases(open: (ids: SnowflakeIdSource) => Promise<ItemTable>): void {
+  const start = duringOutage(open);
+
   it.each([
     ['one row', ['a']],
     ['a bulk insert', ['b0', 'b1', 'b2', 'b3', 'b4', 'b5']],
   ])(
     'waits for a worker ID that comes back within maxAsyncWaitMs, then inserts %s with its IDs',
     async (_label, titles) => {
-      app = await boot(LONG_BOUND_MS);
-      table = await open(app.ids);
-      app.source.outage(OUTAGE_MS);
-      expect(() => app!.ids.next()).toThrow(WorkerUnavailableError);
+      const { app, table } = await start(LONG_BOUND_MS, OUTAGE_MS);
+      expect(() => app.ids.next()).toThrow(WorkerUnavailableError);
 
-      const { ms, error } = await timed(() => table!.insertTitles(titles));
+      const { ms, error } = await timed(() => table.insertTitles(titles));
 
       expect(error).toBeUndefined();
       // It waited for the source (the hooks used to fail at once), and no longer than the outage needed.
@@ -94,11 +107,9 @@ export function boundedWaitCases(open: (ids: SnowflakeIdSource) => Promise<ItemT
   ])(
     'fails %s with WorkerWaitTimeoutError once maxAsyncWaitMs runs out, and writes nothing',
     async (_label, titles) => {
-      app = await boot(SHORT_BOUND_MS);
-      table = await open(app.ids);
-      app.source.outage();
+      const { table } = await start(SHORT_BOUND_MS);
 
-      const { ms, error } = await timed(() => table!.insertTitles(titles));
+      const { ms, error } = await timed(() => table.insertTitles(titles));
 
       expect(error).toBeInstanceOf(WorkerWaitTimeoutError);
       expect(error).toBeInstanceOf(WorkerUnavailableError);
@@ -115,21 +126,12 @@ export function boundedWaitCases(open: (ids: SnowflakeIdSource) => Promise<ItemT
  * `WorkerUnavailableError`, and an ID the app takes with `nextAsync()` before the insert waits as the async hooks do.
  */
 export function synchronousHookOutageCases(open: (ids: SnowflakeIdSource) => Promise<ItemTable>): void {
-  let app: App | undefined;
-  let table: ItemTable | undefined;
-
-  afterEach(async () => {
-    await table?.close();
-    await app?.context.close();
-    table = app = undefined;
-  });
+  const start = duringOutage(open);
 
   it('fails an insert that leaves the IDs to the column at once, with WorkerUnavailableError', async () => {
-    app = await boot(LONG_BOUND_MS);
-    table = await open(app.ids);
-    app.source.outage();
+    const { table } = await start(LONG_BOUND_MS);
 
-    const { ms, error } = await timed(() => table!.insertTitles(['e']));
+    const { ms, error } = await timed(() => table.insertTitles(['e']));
 
     expect(error).toBeInstanceOf(WorkerUnavailableError);
     expect(error).not.toBeInstanceOf(WorkerWaitTimeoutError);
@@ -138,13 +140,11 @@ export function synchronousHookOutageCases(open: (ids: SnowflakeIdSource) => Pro
   });
 
   it('inserts IDs taken with nextAsync() before the insert, after waiting for the worker ID', async () => {
-    app = await boot(LONG_BOUND_MS);
-    table = await open(app.ids);
-    app.source.outage(OUTAGE_MS);
+    const { app, table } = await start(LONG_BOUND_MS, OUTAGE_MS);
     const ids = app.ids;
 
     const { ms, error } = await timed(async () =>
-      table!.insertRows([{ id: await ids.nextAsync(), ref: String(await ids.nextAsync()), title: 'f' }]),
+      table.insertRows([{ id: await ids.nextAsync(), ref: String(await ids.nextAsync()), title: 'f' }]),
     );
 
     expect(error).toBeUndefined();

@@ -2,15 +2,18 @@ import type { Clock } from '../../lib/core/clock.js';
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-/** Polls `condition` until it holds, or fails naming `what` (and `details()`) after `timeoutMs`. */
+/**
+ * Polls `condition` until it holds, or fails naming `what` (and `details()`) after `timeoutMs`. The condition may be
+ * asynchronous (a query to Redis): each poll waits for its answer before the next.
+ */
 export async function waitUntil(
-  condition: () => boolean,
+  condition: () => boolean | Promise<boolean>,
   timeoutMs: number,
   what: string,
   details: () => string = () => '',
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
+  while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}\n${details()}`);
     await sleep(100);
   }
