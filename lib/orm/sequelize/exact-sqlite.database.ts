@@ -58,11 +58,14 @@ type QueryCallback = (this: Statement, error: Error | null, result?: unknown) =>
 /** What `exactSqliteDialect()` returns: the node-sqlite3 module shape Sequelize's `dialectModule` takes. @publicApi */
 export interface ExactSqliteDialect {
   /** node-sqlite3's `Database`, as Sequelize constructs it: `new Database(storage, mode, callback)`. */
-  readonly Database: new (filename: string, mode?: number, callback?: OpenCallback) => object;
-  /** For `dialectOptions.mode`, with node-sqlite3's values. */
+  readonly Database: new (filename: string, mode?: number, callback?: (error: Error | null) => void) => object;
+  /** Open flag for `dialectOptions.mode`, with node-sqlite3's value: read only. */
   readonly OPEN_READONLY: number;
+  /** Open flag: read and write (Sequelize's default, with `OPEN_CREATE`). */
   readonly OPEN_READWRITE: number;
+  /** Open flag: create the file if it is missing. */
   readonly OPEN_CREATE: number;
+  /** Open flag, accepted and without effect: one better-sqlite3 connection is used by one thread. */
   readonly OPEN_FULLMUTEX: number;
 }
 
