@@ -40,6 +40,11 @@ async function models(sequelize: Sequelize) {
   return { Post, Tag };
 }
 
+/** The part of a connection of the dialect module that the binding case calls, as node-sqlite3 declares it. */
+interface SqliteConnection {
+  get(sql: string, parameters: object, callback: (error: Error | null, row: unknown) => void): void;
+}
+
 const INTEGERS = [MAX_INT64, MIN_INT64, SAFE + 2n, SAFE + 1n, SAFE, -SAFE, 0n];
 
 /** Writes INTEGERS as literals into a BIGINT column and reads them back by a raw SELECT, in the same order. */
@@ -85,17 +90,17 @@ describe('exactSqliteDialect() under Sequelize 6', () => {
 
   it('binds bigints exactly and safe integers and booleans as INTEGER, as node-sqlite3 does below 2^31', async () => {
     const { Database } = exactSqliteDialect();
-    const database = await new Promise<InstanceType<typeof Database>>((resolve, reject) => {
-      const opened: InstanceType<typeof Database> = new Database(':memory:', undefined, (error) =>
-        error === null ? resolve(opened) : reject(error),
+    const database = await new Promise<SqliteConnection>((resolve, reject) => {
+      const opened = new Database(':memory:', undefined, (error) =>
+        error === null ? resolve(opened as SqliteConnection) : reject(error),
       );
     });
     const row = await new Promise<unknown>((resolve, reject) =>
-      (database as unknown as { get: (...args: unknown[]) => void }).get(
+      database.get(
         'SELECT $big AS big, typeof($big) AS bigType, typeof($int) AS intType, typeof($real) AS realType, ' +
           'typeof($flag) AS flagType, typeof($missing) AS missingType',
         { $big: MAX_INT64, $int: 2 ** 40, $real: 1.5, $flag: true, $missing: undefined },
-        (error: Error | null, result: unknown) => (error === null ? resolve(result) : reject(error)),
+        (error, result) => (error === null ? resolve(result) : reject(error)),
       ),
     );
     expect(row).toEqual({
