@@ -5,7 +5,8 @@ import { readId, type SnowflakeColumnMode } from '../id-column.values.js';
 const READ_FIX =
   "pg returns int8 as an exact string: remove a global `types.setTypeParser(20, …)`. With MariaDB keep Sequelize's " +
   '`supportBigNumbers` (no `dialectOptions.bigIntAsNumber`); with MySQL keep `supportBigNumbers` and add ' +
-  '`bigNumberStrings: true`.';
+  '`bigNumberStrings: true`. With SQLite, pass `dialectModule: exactSqliteDialect()` from ' +
+  'nestjs-snowflake/sequelize: the default sqlite3 driver returns every integer as a JS number.';
 
 /** The mark on the column types of {@link snowflakeIdAttribute}, holding the attribute's mode. @internal */
 export const SNOWFLAKE_ID_MODE = Symbol('nestjs-snowflake:sequelize-id-mode');
