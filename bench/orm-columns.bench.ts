@@ -1,7 +1,8 @@
 /**
- * Drizzle and MikroORM bulk inserts: rows whose IDs the snowflake column fills (Drizzle's `$defaultFn`, MikroORM's
- * `beforeCreate` subscriber) against the same rows with IDs set by hand (`ids.next()` while building them), in one
- * run, on one SQLite file each (better-sqlite3 with exact integers, WAL, synchronous=NORMAL).
+ * Drizzle, MikroORM and Sequelize bulk inserts: rows whose IDs the snowflake column fills (Drizzle's `$defaultFn`,
+ * MikroORM's `beforeCreate` subscriber, Sequelize's `beforeBulkCreate` hook) against the same rows with IDs set by hand
+ * (`ids.next()` while building them), in one run, on one SQLite file each (better-sqlite3 with exact integers, WAL,
+ * synchronous=NORMAL; Sequelize through `exactSqliteDialect()`).
  *
  * Each round times one write of each side back to back, in alternating order, each after a minor garbage collection;
  * the overhead is the median of the rounds' paired ratios, and the ratio of the two sides' median times; the target
@@ -22,6 +23,8 @@ import { integer, sqliteTable, text } from 'drizzle-orm/sqlite-core';
 import { IdService } from 'nestjs-snowflake';
 import { safeIntegerDriver, sqliteSnowflakeId } from 'nestjs-snowflake/drizzle';
 import { SnowflakeIdType, snowflakeIdSubscriber } from 'nestjs-snowflake/mikro-orm';
+import { exactSqliteDialect, snowflakeIdAttribute, snowflakeIdHooks } from 'nestjs-snowflake/sequelize';
+import { DataTypes, Sequelize } from 'sequelize';
 import {
   type Bench,
   type BenchContext,
@@ -150,6 +153,60 @@ async function mikroCase(dir: string, ids: IdService, rows: number): Promise<Cas
   };
 }
 
+/**
+ * Sequelize: `rows` rows in one `bulkCreate()`. Both models declare the ID with `snowflakeIdAttribute`, so that both
+ * sides read and bind it the same way; only the generated side's `beforeBulkCreate` hook fills it.
+ */
+async function sequelizeCase(dir: string, ids: IdService, rows: number): Promise<Case> {
+  const sequelize = new Sequelize({
+    dialect: 'sqlite',
+    storage: join(dir, 'sequelize.db'),
+    dialectModule: exactSqliteDialect(),
+    logging: false,
+    hooks: snowflakeIdHooks(ids),
+  });
+  await sequelize.query('PRAGMA journal_mode = WAL');
+  await sequelize.query('PRAGMA synchronous = NORMAL');
+  const define = (table: string) =>
+    sequelize.define(
+      table,
+      {
+        id: snowflakeIdAttribute('id'),
+        n: { type: DataTypes.INTEGER, allowNull: false },
+        label: { type: DataTypes.TEXT, allowNull: false },
+      },
+      { tableName: table, timestamps: false },
+    );
+  const Generated = define('generated');
+  const Manual = define('manual');
+  await sequelize.sync();
+  const write = async (model: typeof Generated, withId: boolean) => {
+    await model.destroy({ where: {}, truncate: true });
+    collectGarbageBeforeWrite();
+    const start = performance.now();
+    await model.bulkCreate(
+      Array.from({ length: rows }, (_, n) =>
+        withId ? { id: ids.next(), n, label: `row ${n}` } : { n, label: `row ${n}` },
+      ),
+    );
+    return performance.now() - start;
+  };
+  return {
+    name: `Sequelize, ${rows.toLocaleString('en-US')} rows in one bulkCreate()`,
+    rows,
+    generated: () => write(Generated, false),
+    manual: () => write(Manual, true),
+    count: async () => {
+      const [[row]] = (await sequelize.query('SELECT COUNT(DISTINCT id) AS ids FROM generated')) as [
+        { ids: number }[],
+        unknown,
+      ];
+      return row.ids;
+    },
+    close: () => sequelize.close(),
+  };
+}
+
 /** Rounds of one write of each side, alternating which goes first, until the budget ends (at least `minRounds`). */
 async function measure(
   testCase: Case,
@@ -192,7 +249,7 @@ async function measure(
 
 const bench = {
   name: 'orm-columns',
-  title: 'Drizzle and MikroORM: generated ID columns, bulk insert',
+  title: 'Drizzle, MikroORM and Sequelize: generated ID columns, bulk insert',
   async run({
     settings = defaultSettings,
     log = (line) => void process.stderr.write(`${line}\n`),
@@ -200,7 +257,11 @@ const bench = {
     const dir = mkdtempSync(join(tmpdir(), 'snowflake-bench-orm-'));
     const ids = new IdService({ workerId: 1, workerLock: false });
     await ids.onModuleInit();
-    const testCases = [drizzleCase(dir, ids, 10_000), await mikroCase(dir, ids, 2_000)];
+    const testCases = [
+      drizzleCase(dir, ids, 10_000),
+      await mikroCase(dir, ids, 2_000),
+      await sequelizeCase(dir, ids, 2_000),
+    ];
     try {
       const results: ({ testCase: Case } & Awaited<ReturnType<typeof measure>>)[] = [];
       for (const testCase of testCases) {
