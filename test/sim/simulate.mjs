@@ -157,7 +157,8 @@ function describeWorker(worker, count) {
   if (worker.stopped && worker.summary === undefined) return `${name}: stopped, another worker failed`;
   if (worker.summary === undefined) return `${name}: exited with code ${worker.exitCode} and no report`;
   const { schedules, wallMs, found } = worker.summary;
-  const figures = `${schedules} schedules in ${(wallMs / 1000).toFixed(1)} s`;
+  const seconds = wallMs / 1000;
+  const figures = `${schedules} schedules in ${seconds.toFixed(1)} s (${(schedules / seconds).toFixed(2)} per second)`;
   if (found !== undefined) return `${name}: ${figures}, VIOLATION (${found.violation.kind}) with seed ${found.seed}`;
   return `${name}: ${figures}${worker.exitCode === 0 ? '' : `, then exited with code ${worker.exitCode}`}`;
 }

@@ -9,6 +9,7 @@
 import { writeFileSync } from 'node:fs';
 import { expect, it } from '@jest/globals';
 import { FAULT_KINDS, describeReport, search } from './schedule.js';
+import { replayCommand } from './shards.mjs';
 import type { PlantedBug } from './world.js';
 
 const SECONDS = process.env.SIM_SECONDS === undefined ? 300 : Number(process.env.SIM_SECONDS);
@@ -66,7 +67,16 @@ it(
     });
     if (SUMMARY_FILE !== undefined) writeFileSync(SUMMARY_FILE, JSON.stringify(report));
     process.stdout.write(`${describeReport(report)}\n`);
-    if (report.found !== undefined) throw new Error(describeReport(report));
+    if (report.found !== undefined) {
+      const replay = replayCommand({
+        seed: report.found.seed,
+        rollbacks: ROLLBACKS,
+        without: WITHOUT.join(','),
+        bug: BUG,
+      });
+      process.stdout.write(`replay it alone: ${replay}\n`);
+      throw new Error(`${describeReport(report)}\nreplay it alone: ${replay}`);
+    }
     expect(report.schedules).toBeGreaterThan(0);
   },
   (SECONDS + 180) * 1000,
