@@ -132,8 +132,11 @@ function startWorker(share, summaryFile) {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const worker = { share, child, output: [], exitCode: undefined, summary: undefined, stopped: false };
-  child.stdout.on('data', (chunk) => worker.output.push(chunk.toString()));
-  child.stderr.on('data', (chunk) => worker.output.push(chunk.toString()));
+  for (const stream of [child.stdout, child.stderr]) {
+    // Decoded as a stream, so that a character split between two chunks stays whole.
+    stream.setEncoding('utf8');
+    stream.on('data', (text) => worker.output.push(text));
+  }
   worker.ended = new Promise((resolve) => {
     child.on('close', (code) => {
       worker.exitCode = code;
