@@ -3,6 +3,7 @@
  * fail; and the search loop that runs them on a budget, each from its own seed, and reports figures.
  */
 import fc from 'fast-check';
+import { describeFigures, type SearchFigures } from './report-figures.mjs';
 import { ID_COUNT } from './world.js';
 import { runSchedule, type Fault, type PlantedBug, type RunResult, type Schedule, type Violation } from './world.js';
 
@@ -174,22 +175,19 @@ export interface Found {
   timeline: string[];
 }
 
-export interface SearchReport {
-  schedules: number;
-  wallMs: number;
-  simulatedMs: number;
-  ids: number;
-  scripts: number;
-  /** Permits a planted fence bug granted past the fence. */
-  pastFence: number;
-  faultsByKind: Record<string, number>;
-  worstRecoveryMs: number;
+/** A search's figures (the same for one process and for the workers' totals) and the failure it found, if any. */
+export interface SearchReport extends SearchFigures {
   found: Found | undefined;
 }
 
 export interface SearchOptions {
   seconds: number;
   seed: number;
+  /**
+   * The step between schedule seeds (default 1). Workers searching side by side each take one residue: worker k of N
+   * starts at `seed + k` with stride N, so together they run the seeds one worker would, each seed once.
+   */
+  seedStride?: number;
   maxSchedules?: number;
   bug?: PlantedBug;
   /** Adds same-process rollbacks to the faults (a documented gap: see {@link scheduleArbitrary}). */
@@ -201,8 +199,8 @@ export interface SearchOptions {
 }
 
 /**
- * Runs schedules from seeds `seed`, `seed + 1`, … until the budget is spent or one fails; a failure is shrunk by
- * fast-check (replaying from the same seed gives the same schedule) and replayed with a timeline.
+ * Runs schedules from seeds `seed`, `seed + seedStride`, … until the budget is spent or one fails; a failure is shrunk
+ * by fast-check (replaying from the same seed gives the same schedule) and replayed with a timeline.
  */
 export async function search(options: SearchOptions): Promise<SearchReport> {
   const started = performance.now();
@@ -220,7 +218,7 @@ export async function search(options: SearchOptions): Promise<SearchReport> {
   for (let i = 0; ; i++) {
     if (performance.now() - started > options.seconds * 1000) break;
     if (options.maxSchedules !== undefined && report.schedules >= options.maxSchedules) break;
-    const seed = options.seed + i;
+    const seed = options.seed + i * (options.seedStride ?? 1);
     let failed: RunResult | undefined;
     let shrinkUntil = Infinity;
     const property = fc.asyncProperty(
@@ -265,17 +263,7 @@ export async function search(options: SearchOptions): Promise<SearchReport> {
 
 /** The report in words, for the console. */
 export function describeReport(report: SearchReport): string {
-  const seconds = report.wallMs / 1000;
-  const lines = [
-    `schedules run: ${report.schedules} in ${seconds.toFixed(1)} s (${(report.schedules / seconds).toFixed(2)} per second)`,
-    `simulated time: ${(report.simulatedMs / 3_600_000).toFixed(2)} h; IDs issued and checked: ${report.ids}; scripts run: ${report.scripts}`,
-    `faults by kind: ${Object.entries(report.faultsByKind)
-      .sort(([a], [b]) => (a < b ? -1 : 1))
-      .map(([kind, n]) => `${kind} ${n}`)
-      .join(', ')}`,
-    `slowest recovery after the faults stopped: ${report.worstRecoveryMs} ms`,
-  ];
-  if (report.pastFence > 0) lines.push(`permits granted past the fence (planted bug): ${report.pastFence}`);
+  const lines = describeFigures(report);
   const found = report.found;
   if (found !== undefined) {
     lines.push(
