@@ -123,7 +123,7 @@ export async function claimLease(
       const mono = host.clocks.monotonicNow();
       if (fullSince === undefined) {
         fullSince = mono;
-        logFull(host, reply.held, reply.soonestExpiry - reply.serverMs);
+        logFull(host, reply.held, skip.length, reply.soonestExpiry - reply.serverMs);
       }
       const waitedMs = Math.round(mono - fullSince);
       const leftMs = settings.waitForFreeWorkerIdMs - waitedMs;
@@ -226,12 +226,26 @@ async function waitForFloor(host: ClaimHost, lease: HeldLease, waitMs: number): 
  * Says once, when a claim first finds every ID held, that it waits, how long at most and why: in a rolling deploy
  * with surge the new instances start before the old ones stop, and each old one's release frees an ID.
  */
-function logFull(host: ClaimHost, held: number, soonestInMs: number): void {
+function logFull(host: ClaimHost, held: number, passedOver: number, soonestInMs: number): void {
   const { settings, logger } = host;
+  const wait =
+    `waiting up to ${settings.waitForFreeWorkerIdMs} ms (redis.waitForFreeWorkerIdMs) for one to be released or ` +
+    'to expire';
+  if (held < settings.idCount) {
+    // The others are passed over: by this instance (IDs whose last holder issued too far ahead of its clock), or,
+    // after a Redis data loss, reserved for the instances that held them until the claim script's grace ends.
+    const passed =
+      passedOver > 0 ? `passed over by this instance (${passedOver}: last used too far ahead of its clock) or ` : '';
+    logger.warn(
+      `No worker ID of namespace "${settings.namespace}" is free for this instance: ${held} of ${settings.idCount} ` +
+        `are held, and the others are ${passed}reserved for the instances that held them before a Redis data loss; ` +
+        `${wait}${soonestInMs >= 0 ? ` (the soonest is free in ${soonestInMs} ms)` : ''}`,
+    );
+    return;
+  }
   logger.warn(
     `All ${settings.idCount} worker IDs of namespace "${settings.namespace}" are held (${held} live leases); ` +
-      `waiting up to ${settings.waitForFreeWorkerIdMs} ms (redis.waitForFreeWorkerIdMs) for one to be released or ` +
-      `to expire${soonestInMs >= 0 ? ` (the soonest lease lapses in ${soonestInMs} ms unless renewed)` : ''}, as in ` +
+      `${wait}${soonestInMs >= 0 ? ` (the soonest lease lapses in ${soonestInMs} ms unless renewed)` : ''}, as in ` +
       'a rolling deploy with surge that starts new instances before the old ones stop',
   );
 }

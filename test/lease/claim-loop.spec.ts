@@ -1,0 +1,56 @@
+/**
+ * What the claim loop says when no worker ID is free for it: that every ID is held, or that some are passed over by
+ * this instance or reserved for the instances that held them before a Redis data loss (a stub host answers the
+ * claims; the scripts' own replies are tested against redis-server in lease.scripts and reservation).
+ */
+import { describe, expect, it } from '@jest/globals';
+import { resolveLayout } from '../../lib/core/layout.js';
+import { claimLease, type ClaimHost } from '../../lib/lease/claim-loop.js';
+import { LeaseExhaustedError } from '../../lib/lease/lease.errors.js';
+import type { LeaseRounds } from '../../lib/lease/lease.rounds.js';
+import { resolveLeaseSettings } from '../../lib/lease/lease.settings.js';
+
+/** Claims against a namespace of 4 IDs that answers `exhausted` with `held` live leases, and returns the warnings. */
+async function warningsWhenFull(held: number): Promise<string[]> {
+  const layout = resolveLayout({ workerBits: 2 });
+  const settings = resolveLeaseSettings({ url: 'redis://unused', namespace: 'full', waitForFreeWorkerIdMs: 0 }, layout);
+  const warnings: string[] = [];
+  const rounds = {
+    claim: () =>
+      Promise.resolve({
+        reply: { kind: 'exhausted', held, soonestExpiry: 2_500, serverMs: 1_000, runId: 'r', replId: '' },
+        token: 't',
+        holderNowMs: 1_000,
+        sentMono: 0,
+      }),
+  } as unknown as LeaseRounds;
+  const host = {
+    rounds,
+    settings,
+    layout,
+    clocks: { now: () => 1_000, monotonicNow: () => 0 },
+    logger: { log: () => undefined, error: () => undefined, warn: (line: string) => void warnings.push(line) },
+    sleeper: { sleep: () => Promise.resolve() },
+    isStopped: () => false,
+    settling: () => undefined,
+    failed: () => undefined,
+    lastMsOf: () => -1,
+  } as unknown as ClaimHost;
+  await expect(claimLease(host, [], 1)).rejects.toBeInstanceOf(LeaseExhaustedError);
+  return warnings;
+}
+
+describe('the claim loop, on a namespace with no ID free for it', () => {
+  it('says that every ID is held when every ID is', async () => {
+    const [line] = await warningsWhenFull(4);
+    expect(line).toContain('All 4 worker IDs of namespace "full" are held (4 live leases)');
+    expect(line).toContain('the soonest lease lapses in 1500 ms');
+  });
+
+  it('says that the others are reserved after a data loss when fewer are held', async () => {
+    const [line] = await warningsWhenFull(2);
+    expect(line).toContain('No worker ID of namespace "full" is free for this instance: 2 of 4 are held');
+    expect(line).toContain('reserved for the instances that held them before a Redis data loss');
+    expect(line).not.toContain('All 4');
+  });
+});
