@@ -4,7 +4,6 @@
  * @publicApi
  */
 export interface RedisClientLike {
-  defineCommand(name: string, definition: { numberOfKeys: number; lua: string }): void;
   call(command: string, ...args: (string | number)[]): Promise<unknown>;
   quit(): Promise<unknown>;
   /** `reconnect`: connect again at once (ioredis), so that a Sentinel client asks for the master afresh. */
