@@ -654,6 +654,22 @@ describe('lease scripts (real redis-server)', () => {
     });
   });
 
+  it('after a contract with fewer IDs, never hands out an ID beyond its count, nor names one in a retry', async () => {
+    // Eight IDs under one contract, all used and released from 7 down to 0 (7 expired longest ago); then the
+    // namespace takes a contract of four IDs, none being live. IDs 4 to 7 do not fit the new worker field.
+    const claimed = async (token: string, idCount: number, config: string) => {
+      const reply = await claim(token, idCount, { config });
+      if (reply.kind !== 'ok') throw new Error(`claim by ${token}: ${JSON.stringify(reply)}`);
+      return reply.id;
+    };
+    for (let id = 0; id < 8; id++) expect(await claimed(`w${id}`, 8, 'layout8')).toBe(id);
+    for (let id = 7; id >= 0; id--) expect((await release(id, `w${id}`, Date.now())).kind).toBe('released');
+    const taken = [];
+    for (let i = 0; i < 4; i++) taken.push(await claimed(`n${i}`, 4, 'layout4'));
+    expect(taken.sort()).toEqual([0, 1, 2, 3]);
+    expect((await claim('n4', 4, { config: 'layout4' })).kind).toBe('exhausted');
+  });
+
   it('passes over an excluded ID at the cursor, keeping it claimable later', async () => {
     expect(await claim('a', 2, { excluded: [0] })).toMatchObject({ kind: 'ok', id: 1 });
     expect(await redis.zscore(scripts.keys.expiry, '0')).toBe('0');

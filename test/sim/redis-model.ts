@@ -337,10 +337,12 @@ export class RedisModel {
         return this.zsorted(zset).findIndex(([member]) => member === args[2]);
       }
       case 'ZRANGE': {
-        if (args.length !== 4) throw new RedisError('ERR ZRANGE options are not modelled');
-        const members = this.zsorted(this.typed(key, 'zset')?.value ?? new Map<string, number>()).map(([m]) => m);
-        const at = (index: number) => (index < 0 ? members.length + index : index);
-        return members.slice(Math.max(0, at(parseInteger(args[2]))), at(parseInteger(args[3])) + 1);
+        const withScores = args.length === 5 && args[4].toUpperCase() === 'WITHSCORES';
+        if (args.length !== 4 && !withScores) throw new RedisError('ERR ZRANGE options are not modelled');
+        const sorted = this.zsorted(this.typed(key, 'zset')?.value ?? new Map<string, number>());
+        const at = (index: number) => (index < 0 ? sorted.length + index : index);
+        const found = sorted.slice(Math.max(0, at(parseInteger(args[2]))), at(parseInteger(args[3])) + 1);
+        return withScores ? found.flatMap(([member, score]) => [member, scoreString(score)]) : found.map(([m]) => m);
       }
       case 'ZCARD':
         return this.typed(key, 'zset')?.value.size ?? 0;

@@ -138,7 +138,10 @@ local mine = nil
 if grace_end and prior_id ~= '' and reserved_for(prior_id) == prior_token then mine = prior_id end
 -- Whether a claim passes an ID over: excluded by the caller, or reserved for another holder.
 local function passed_over(candidate)
-  if excluded[candidate] then return true end
+  -- An ID of the expiry set beyond this contract's count: left by holders of a wider layout before the namespace
+  -- took this contract (it did once none was live). It does not fit this layout's worker field.
+  local at = tonumber(candidate)
+  if excluded[candidate] or (at and at >= count) then return true end
   return grace_end ~= nil and candidate ~= mine and reserved_for(candidate) ~= false
 end
 
@@ -153,7 +156,7 @@ if mine then
   -- IDs do). Still live, it is not handed out; the claim takes another ID by the usual order.
   local score = redis.call('ZSCORE', EXPIRY, mine)
   local mine_at = tonumber(mine)
-  if score and tonumber(score) <= now then
+  if score and tonumber(score) <= now and mine_at < count then
     id = mine
     lapsed = tonumber(score)
   elseif not score and mine_at >= cursor and mine_at < count then
@@ -316,8 +319,8 @@ if from_cursor then set_cursor(cursor + 1) end
 -- Taking the expired ID a burst named last: the burst goes on after the one before it (the IDs after it move up).
 if lapsed ~= nil and redis.call('HGET', META, 'offered') == 'e:' .. id then
   local rank = redis.call('ZRANK', EXPIRY, id)
-  local before = rank > 0 and redis.call('ZRANGE', EXPIRY, rank - 1, rank - 1) or {}
-  redis.call('HSET', META, 'offered', 'e:' .. (before[1] or '-'))
+  local before = rank > 0 and redis.call('ZRANGE', EXPIRY, rank - 1, rank - 1, 'WITHSCORES') or {}
+  redis.call('HSET', META, 'offered', 'e:' .. (before[1] or '-'), 'offeredScore', before[2] or '-inf')
 end
 
 local ceiling = math.max(holder_now, floor) + TTL
