@@ -228,9 +228,7 @@ async function waitForFloor(host: ClaimHost, lease: HeldLease, waitMs: number): 
  */
 function logFull(host: ClaimHost, held: number, passedOver: number, soonestInMs: number): void {
   const { settings, logger } = host;
-  const wait =
-    `waiting up to ${settings.waitForFreeWorkerIdMs} ms (redis.waitForFreeWorkerIdMs) for one to be released or ` +
-    'to expire';
+  const upTo = `${settings.waitForFreeWorkerIdMs} ms (redis.waitForFreeWorkerIdMs)`;
   if (held < settings.idCount) {
     // The others are passed over: by this instance (IDs whose last holder issued too far ahead of its clock), or,
     // after a Redis data loss, reserved for the instances that held them until the claim script's grace ends.
@@ -239,13 +237,15 @@ function logFull(host: ClaimHost, held: number, passedOver: number, soonestInMs:
     logger.warn(
       `No worker ID of namespace "${settings.namespace}" is free for this instance: ${held} of ${settings.idCount} ` +
         `are held, and the others are ${passed}reserved for the instances that held them before a Redis data loss; ` +
-        `${wait}${soonestInMs >= 0 ? ` (the soonest is free in ${soonestInMs} ms)` : ''}`,
+        `waiting up to ${upTo} for one to be released or to expire` +
+        `${soonestInMs >= 0 ? ` (the soonest is free in ${soonestInMs} ms)` : ''}`,
     );
     return;
   }
   logger.warn(
     `All ${settings.idCount} worker IDs of namespace "${settings.namespace}" are held (${held} live leases); ` +
-      `${wait}${soonestInMs >= 0 ? ` (the soonest lease lapses in ${soonestInMs} ms unless renewed)` : ''}, as in ` +
+      `waiting up to ${upTo} for one to be released or to expire` +
+      `${soonestInMs >= 0 ? ` (the soonest lease lapses in ${soonestInMs} ms unless renewed)` : ''}, as in ` +
       'a rolling deploy with surge that starts new instances before the old ones stop',
   );
 }
