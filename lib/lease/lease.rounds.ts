@@ -74,7 +74,9 @@ export class LeaseRounds {
       ...(prior === undefined ? {} : { prior }),
     });
     this.observe(sent, reply);
-    this.namedByReply = reply.kind === 'retry';
+    // After `wait` the claim names the same ID again (its record is gone; it is free once the time rule has run):
+    // still the one a reply named, so that the script takes it rather than send the claim elsewhere.
+    this.namedByReply = reply.kind === 'retry' || (reply.kind === 'wait' && this.namedByReply);
     if (reply.kind === 'retry') this.candidate = reply.candidate;
     if (reply.kind === 'ok' || reply.kind === 'exhausted') this.capacity.observe(reply.held, this.clocks.now());
     return { reply, token, holderNowMs: sent.wall, sentMono: sent.mono };

@@ -7,7 +7,10 @@ import { describe, expect, it } from '@jest/globals';
 import { resolveLayout } from '../../lib/core/layout.js';
 import { claimLease, type ClaimHost } from '../../lib/lease/claim-loop.js';
 import { LeaseExhaustedError } from '../../lib/lease/lease.errors.js';
-import type { LeaseRounds } from '../../lib/lease/lease.rounds.js';
+import type { CapacityGauge } from '../../lib/lease/capacity-gauge.js';
+import type { LeaseBackend } from '../../lib/lease/lease.backend.js';
+import { LeaseRounds } from '../../lib/lease/lease.rounds.js';
+import type { ServerClock } from '../../lib/lease/server-clock.js';
 import { resolveLeaseSettings } from '../../lib/lease/lease.settings.js';
 
 /** Claims against a namespace of 4 IDs that answers `exhausted` with `held` live leases, and returns the warnings. */
@@ -52,5 +55,40 @@ describe('the claim loop, on a namespace with no ID free for it', () => {
     expect(line).toContain('No worker ID of namespace "full" is free for this instance: 2 of 4 are held');
     expect(line).toContain('reserved for the instances that held them before a Redis data loss');
     expect(line).not.toContain('All 4');
+  });
+});
+
+describe('the claim rounds, naming a candidate', () => {
+  it('after a `wait` for the ID a reply named, names it again as named by a reply (with a spread pick)', async () => {
+    const layout = resolveLayout({ workerBits: 2 });
+    const settings = resolveLeaseSettings({ url: 'redis://unused', namespace: 'rounds' }, layout);
+    const stamp = { serverMs: 1_000, runId: 'r', replId: '' };
+    const replies = [
+      { kind: 'retry', candidate: 2, ...stamp },
+      { kind: 'wait', waitMs: 100, ...stamp },
+      { kind: 'retry', candidate: 3, ...stamp },
+    ];
+    const sent: { candidate: number; spread?: number }[] = [];
+    const backend = {
+      claim: (request: { candidate: number; spread?: number }) => {
+        sent.push({ candidate: request.candidate, spread: request.spread });
+        return Promise.resolve(replies.shift());
+      },
+    } as unknown as LeaseBackend;
+    const rounds = new LeaseRounds(
+      backend,
+      { observe: () => undefined } as unknown as ServerClock,
+      { now: () => 1_000, monotonicNow: () => 0 },
+      settings,
+      layout,
+      0,
+      { observe: () => undefined } as unknown as CapacityGauge,
+      () => 0.5,
+    );
+    for (let i = 0; i < 3; i++) await rounds.claim([]);
+    expect(sent[0]).toEqual({ candidate: 0, spread: undefined });
+    expect(sent[1]).toEqual({ candidate: 2, spread: 2 ** 30 });
+    // The ID the reply named, again, still with a pick: the script takes it if it is still free.
+    expect(sent[2]).toEqual({ candidate: 2, spread: 2 ** 30 });
   });
 });
