@@ -17,11 +17,18 @@ export class LeaseExhaustedError extends TransientSnowflakeError {
     readonly waitedMs = 0,
   ) {
     super(
-      (skipped === 0
+      (skipped === 0 && held >= capacity
         ? `All ${capacity} worker IDs of namespace "${namespace}" are held (${held} live leases)`
         : `No worker ID of namespace "${namespace}" is free for this instance: ${held} of ${capacity} are held by ` +
-          `live leases and ${skipped} were passed over (the ID it switches away from, or a previous holder's ` +
-          'ceiling too far ahead of this clock)') +
+          'live leases' +
+          (skipped > 0
+            ? ` and ${skipped} were passed over (the ID it switches away from, or a previous holder's ceiling too ` +
+              'far ahead of this clock)'
+            : '') +
+          (held + skipped < capacity
+            ? ', and the rest are reserved for the instances that held them before a Redis data loss (for one TTL ' +
+              'after the namespace settled)'
+            : '')) +
         (waitedMs > 0 ? `, still after waiting ${waitedMs} ms (redis.waitForFreeWorkerIdMs). ` : '. ') +
         "Stop an instance, wait for a crashed one's lease to expire, give the layout more worker bits, " +
         'run this service under its own `redis.namespace`, or raise `redis.waitForFreeWorkerIdMs` ' +

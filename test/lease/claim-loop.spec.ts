@@ -15,6 +15,11 @@ import { resolveLeaseSettings } from '../../lib/lease/lease.settings.js';
 
 /** Claims against a namespace of 4 IDs that answers `exhausted` with `held` live leases, and returns the warnings. */
 async function warningsWhenFull(held: number): Promise<string[]> {
+  return (await claimWhenFull(held)).warnings;
+}
+
+/** The same claim: the warnings and the error it ends with. */
+async function claimWhenFull(held: number): Promise<{ warnings: string[]; error: unknown }> {
   const layout = resolveLayout({ workerBits: 2 });
   const settings = resolveLeaseSettings({ url: 'redis://unused', namespace: 'full', waitForFreeWorkerIdMs: 0 }, layout);
   const warnings: string[] = [];
@@ -39,8 +44,9 @@ async function warningsWhenFull(held: number): Promise<string[]> {
     failed: () => undefined,
     lastMsOf: () => -1,
   } as unknown as ClaimHost;
-  await expect(claimLease(host, [], 1)).rejects.toBeInstanceOf(LeaseExhaustedError);
-  return warnings;
+  const error = await claimLease(host, [], 1).catch((e: unknown) => e);
+  expect(error).toBeInstanceOf(LeaseExhaustedError);
+  return { warnings, error };
 }
 
 describe('the claim loop, on a namespace with no ID free for it', () => {
@@ -55,6 +61,15 @@ describe('the claim loop, on a namespace with no ID free for it', () => {
     expect(line).toContain('No worker ID of namespace "full" is free for this instance: 2 of 4 are held');
     expect(line).toContain('reserved for the instances that held them before a Redis data loss');
     expect(line).not.toContain('All 4');
+  });
+
+  it('fails, when the wait runs out, with an error that says the same', async () => {
+    const { message } = (await claimWhenFull(2)).error as Error;
+    expect(message).toContain('No worker ID of namespace "full" is free for this instance: 2 of 4 are held');
+    expect(message).toContain('the rest are reserved for the instances that held them before a Redis data loss');
+    expect((await claimWhenFull(4)).error).toMatchObject({
+      message: expect.stringContaining('All 4 worker IDs of namespace "full" are held (4 live leases)'),
+    });
   });
 });
 
