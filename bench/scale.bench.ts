@@ -149,7 +149,10 @@ function stormRows(label: string, result: Awaited<ReturnType<typeof storm>>): st
       `${ms(percentile(result.claimMs, 50))} / ${ms(percentile(result.claimMs, 99))} / ${ms(Math.max(...result.claimMs))}`,
     ],
     [`${label}: distinct worker IDs`, result.distinct ? `${formatInt(n)} of ${formatInt(n)}` : 'no'],
-    [`${label}: commands each instance sends, one round trip each`, `${result.sentTotal.toFixed(2)}: ${result.sentPerBoot}`],
+    [
+      `${label}: commands each instance sends, one round trip each`,
+      `${result.sentTotal.toFixed(2)}: ${result.sentPerBoot}`,
+    ],
     [
       `${label}: CPU time of this process (every instance) / of Redis, per instance`,
       `${(result.cpuMs.node / n).toFixed(2)} ms / ${(result.cpuMs.redis / n).toFixed(2)} ms ` +
@@ -269,7 +272,10 @@ export default {
           [
             ['instances (lease clients, one connection each, in one process)', formatInt(INSTANCES)],
             ['live leases of other instances in the namespace', formatInt(OTHERS_HELD)],
-            ...stormRows(`claim storm, booting (connect and claim; script cache ${COLD_SCRIPT_CACHE ? 'cold' : 'warm'})`, boot),
+            ...stormRows(
+              `claim storm, booting (connect and claim; script cache ${COLD_SCRIPT_CACHE ? 'cold' : 'warm'})`,
+              boot,
+            ),
             ...stormRows('claim storm, connections open (claims only)', claim),
             [
               `renewals in ${formatInt(windowMs)} ms (TTL ${TTL_MS / 1000} s, every ${settings.renewIntervalMs / 1000} s)`,
