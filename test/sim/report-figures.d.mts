@@ -12,4 +12,6 @@ export interface SearchFigures {
   worstRecoveryMs: number;
 }
 
+export function noFigures(): SearchFigures;
+
 export function describeFigures(figures: SearchFigures): string[];

@@ -4,6 +4,20 @@
  * so that the command can import it without Jest's compiler (its types: report-figures.d.mts).
  */
 
+/** Figures before anything has run: what a search, and the workers' totals, add up from. */
+export function noFigures() {
+  return {
+    schedules: 0,
+    wallMs: 0,
+    simulatedMs: 0,
+    ids: 0,
+    scripts: 0,
+    pastFence: 0,
+    faultsByKind: {},
+    worstRecoveryMs: 0,
+  };
+}
+
 /** The figures' lines: schedules and their rate, simulated time and IDs, faults by kind, the slowest recovery. */
 export function describeFigures(figures) {
   const seconds = figures.wallMs / 1000;

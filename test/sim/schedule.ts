@@ -3,7 +3,7 @@
  * fail; and the search loop that runs them on a budget, each from its own seed, and reports figures.
  */
 import fc from 'fast-check';
-import { describeFigures, type SearchFigures } from './report-figures.mjs';
+import { describeFigures, noFigures, type SearchFigures } from './report-figures.mjs';
 import { ID_COUNT } from './world.js';
 import { runSchedule, type Fault, type PlantedBug, type RunResult, type Schedule, type Violation } from './world.js';
 
@@ -204,17 +204,7 @@ export interface SearchOptions {
  */
 export async function search(options: SearchOptions): Promise<SearchReport> {
   const started = performance.now();
-  const report: SearchReport = {
-    schedules: 0,
-    wallMs: 0,
-    simulatedMs: 0,
-    ids: 0,
-    scripts: 0,
-    pastFence: 0,
-    faultsByKind: {},
-    worstRecoveryMs: 0,
-    found: undefined,
-  };
+  const report: SearchReport = { ...noFigures(), found: undefined };
   for (let i = 0; ; i++) {
     if (performance.now() - started > options.seconds * 1000) break;
     if (options.maxSchedules !== undefined && report.schedules >= options.maxSchedules) break;

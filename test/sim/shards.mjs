@@ -8,6 +8,8 @@
  * with `--seed S --schedules 1`.
  */
 
+import { noFigures } from './report-figures.mjs';
+
 /**
  * The workers' shares. With a schedule count, worker k takes the schedule indices ≡ k (mod N) below it, so the shares
  * add up to the count and cover the same seeds as one process would; never more workers than schedules.
@@ -36,16 +38,7 @@ export function describeSeeds(share) {
  * its search without Jest's start-up, as a single run does) and the rate is all schedules over it.
  */
 export function combineFigures(figures) {
-  const total = {
-    schedules: 0,
-    wallMs: 0,
-    simulatedMs: 0,
-    ids: 0,
-    scripts: 0,
-    pastFence: 0,
-    faultsByKind: {},
-    worstRecoveryMs: 0,
-  };
+  const total = noFigures();
   for (const one of figures) {
     for (const sum of ['schedules', 'simulatedMs', 'ids', 'scripts', 'pastFence']) total[sum] += one[sum];
     total.wallMs = Math.max(total.wallMs, one.wallMs);

@@ -3,7 +3,7 @@
  * replayable alone), the totals add up, and one failing worker fails the run.
  */
 import { describe, expect, it } from '@jest/globals';
-import type { SearchFigures } from './report-figures.mjs';
+import { noFigures, type SearchFigures } from './report-figures.mjs';
 import { combineFigures, describeSeeds, exitCode, planShards, replayCommand, type Share } from './shards.mjs';
 
 /** The seeds a share runs, as search() derives them: seed + i × stride. */
@@ -12,17 +12,7 @@ function seedsOf(share: Share): number[] {
 }
 
 function figures(overrides: Partial<SearchFigures>): SearchFigures {
-  return {
-    schedules: 0,
-    wallMs: 0,
-    simulatedMs: 0,
-    ids: 0,
-    scripts: 0,
-    pastFence: 0,
-    faultsByKind: {},
-    worstRecoveryMs: 0,
-    ...overrides,
-  };
+  return { ...noFigures(), ...overrides };
 }
 
 const clean = { exitCode: 0, summary: figures({ schedules: 10 }) };

@@ -38,6 +38,7 @@ import { leaseKeys } from '../../lib/lease/lease.keys.js';
 import { CLAIM_SCRIPT, NOTE_SCRIPT, RELEASE_SCRIPT, RENEW_SCRIPT } from '../../lib/lease/redis/lease.scripts.js';
 import { resolveLeaseSettings, type LeaseSettings } from '../../lib/lease/lease.settings.js';
 import type { RedisClientLike } from '../../lib/lease/lease.options.js';
+import type { SearchFigures } from './report-figures.mjs';
 import { RedisWorkerSource } from '../../lib/lease/redis-worker.source.js';
 import { SentinelConfirm } from '../../lib/lease/redis/sentinel.confirm.js';
 import { IdService } from '../../lib/module/id.service.js';
@@ -185,17 +186,9 @@ export interface Violation {
   detail: string;
 }
 
-export interface RunResult {
+/** One schedule's run: the figures a search adds up (see report-figures), its violation, and its timeline if traced. */
+export interface RunResult extends Omit<SearchFigures, 'schedules' | 'wallMs'> {
   violation: Violation | undefined;
-  simulatedMs: number;
-  ids: number;
-  /** Lua scripts the model ran. */
-  scripts: number;
-  /** Permits a planted fence bug granted past the fence (0 without one). */
-  pastFence: number;
-  faultsByKind: Record<string, number>;
-  /** The longest a process took, after the faults stopped, to issue again. */
-  worstRecoveryMs: number;
   timeline: string[];
 }
 

@@ -1,3 +1,4 @@
+import { CLAIM_BURSTS } from './claim-bursts.lua.js';
 import { PRELUDE, commonArgs, stamp, unexpected, type CommonSettings, type ServerStamp } from './prelude.lua.js';
 
 export type ClaimReply = ServerStamp &
@@ -57,9 +58,7 @@ export interface ClaimRequest {
  *
  * Claims that arrive together (many instances booting at once) would all name the same ID: one takes it, the rest are
  * sent to the next, so N at once cost about N^2 / 2 scripts. Two things keep a burst to about two scripts a claim:
- * - Retry answers that follow each other within one second name distinct IDs: each the free ID after the one the
- *   previous answer named (never-used IDs from the cursor on, or expired IDs oldest first, SPREAD deep at most). The
- *   meta remembers the last one (`offered`, `offeredAt`, `offeredScore`). One claim at a time gets the natural ID.
+ * - Retry answers within one second of each other name distinct IDs (claim-bursts.lua.ts).
  * - A claim that names the ID its last `retry` named, and finds it taken since, is contended: it is sent to one of
  *   the SPREAD next never-used IDs at the cursor, or of the SPREAD oldest expired IDs, picked by ARGV[12] (from a
  *   random source the caller injects, so that the simulator seeds it).
@@ -103,8 +102,6 @@ local RECORD = KEYS[4]
 -- How many IDs a contended claim spreads over: a storm of up to about this many claims at once lands mostly on
 -- distinct IDs in one round. Picking the k-th expired ID walks k entries of the sorted set (microseconds).
 local SPREAD = 1024
--- Retry answers closer together than this (server ms) are one burst: each names the ID after the previous one's.
-local OFFER_WINDOW = 1000
 local spread = tonumber(ARGV[12] or '-1')
 local token, count = ARGV[5], tonumber(ARGV[6])
 local holder_now, host, pid, excluded_list, named = tonumber(ARGV[7]), ARGV[8], ARGV[9], ARGV[10], ARGV[11]
@@ -208,57 +205,7 @@ if id == nil then
     return {'exhausted', live_count(), soonest_at, now, server}
   end
 end
--- The ID a \`retry\` answer names. Claims that arrive together (instances booting at once) all name the same first
--- guess, and every one of them would be sent to the same ID: one takes it, the others find it taken and are spread
--- at random, and about a third of those collide again. Instead, while retry answers follow each other within
--- OFFER_WINDOW, each names the next free ID after the one the previous answer named, in the order claims take them
--- (never-used IDs from the cursor on, or expired IDs oldest first, at most SPREAD deep, as a named ID must be to be
--- taken): a burst's claims name distinct IDs and take them with their second script. Outside a burst the answer is
--- the natural one (the cursor's ID, else the oldest expired), so claims one at a time keep the order. The meta
--- remembers the last answer (\`offered\` = \`c:<id>\` or \`e:<id>\`, with \`offeredAt\` and, for an expired ID, its
--- \`offeredScore\`). Only the order changes: whichever ID a claim names, the rules above decide whether it is handed out.
-local function offer(natural)
-  local remembered = redis.call('HMGET', META, 'offered', 'offeredAt', 'offeredScore')
-  local last, last_at, last_score = remembered[1], remembered[2], remembered[3]
-  local pick, pick_score = natural, nil
-  local mode, last_id = nil, nil
-  if last and now - tonumber(last_at) <= OFFER_WINDOW then mode, last_id = string.match(last, '^(%a):(.*)$') end
-  if from_cursor and mode == 'c' and tonumber(last_id) then
-    local at = math.max(tonumber(natural), tonumber(last_id) + 1)
-    local limit = math.min(count, cursor + SPREAD)
-    local steps = 0
-    while at < limit and steps < 16 and (passed_over(tostring(at)) or redis.call('ZSCORE', EXPIRY, tostring(at))) do
-      at = at + 1
-      steps = steps + 1
-    end
-    if at < limit and steps < 16 then pick = tostring(at) end
-  elseif not from_cursor and mode == 'e' then
-    -- The expired IDs after the last one named: after its rank while it is still expired, else after every ID as old
-    -- as it was (it was taken since; the IDs before it moved up, and those named before it are among them).
-    -- (\`e:-\`: the last one named was the oldest, and was taken: from the start.)
-    local score = last_id ~= '-' and redis.call('ZSCORE', EXPIRY, last_id)
-    local from = 0
-    if score and tonumber(score) <= now then
-      from = redis.call('ZRANK', EXPIRY, last_id) + 1
-    elseif last_id ~= '-' then
-      from = redis.call('ZCOUNT', EXPIRY, '-inf', last_score)
-    end
-    if from < SPREAD then
-      local found = redis.call('ZRANGEBYSCORE', EXPIRY, '-inf', now, 'WITHSCORES', 'LIMIT', from, math.min(8, SPREAD - from))
-      for i = 1, #found, 2 do
-        if not passed_over(found[i]) then
-          pick, pick_score = found[i], found[i + 1]
-          break
-        end
-      end
-    end
-  end
-  if not from_cursor and pick_score == nil then pick_score = redis.call('ZSCORE', EXPIRY, pick) end
-  redis.call('HSET', META, 'offered', (from_cursor and 'c:' or 'e:') .. pick, 'offeredAt', now,
-    'offeredScore', pick_score or '-inf')
-  return pick
-end
-
+${CLAIM_BURSTS}
 local natural = id
 local named_id = tonumber(named)
 if id ~= named and id ~= mine and spread >= 0 and not passed_over(named) and named_id and named_id >= 0 and named_id < count
@@ -279,16 +226,7 @@ if id ~= named and id ~= mine and spread >= 0 and not passed_over(named) and nam
   end
   if id ~= named and named_expiry and tonumber(named_expiry) > now then
     -- Contended: the ID the last reply named was taken since. Send this claim to one of the next IDs, by its pick.
-    if from_cursor then
-      local width = math.min(count - cursor, SPREAD)
-      local other = cursor + spread % width
-      local key = tostring(other)
-      if other ~= cursor and not passed_over(key) and not redis.call('ZSCORE', EXPIRY, key) then id = key end
-    else
-      local width = math.min(redis.call('ZCOUNT', EXPIRY, '-inf', now), SPREAD)
-      local found = redis.call('ZRANGEBYSCORE', EXPIRY, '-inf', now, 'LIMIT', spread % width, 1)
-      if found[1] and not passed_over(found[1]) then id = found[1] end
-    end
+    id = spread_pick() or id
   end
 end
 if id ~= named and id == natural and id ~= mine then
@@ -316,12 +254,7 @@ elseif lapsed ~= nil and lapsed + MARGIN > now then
   return {'wait', lapsed + MARGIN - now, now, server}
 end
 if from_cursor then set_cursor(cursor + 1) end
--- Taking the expired ID a burst named last: the burst goes on after the one before it (the IDs after it move up).
-if lapsed ~= nil and redis.call('HGET', META, 'offered') == 'e:' .. id then
-  local rank = redis.call('ZRANK', EXPIRY, id)
-  local before = rank > 0 and redis.call('ZRANGE', EXPIRY, rank - 1, rank - 1, 'WITHSCORES') or {}
-  redis.call('HSET', META, 'offered', 'e:' .. (before[1] or '-'), 'offeredScore', before[2] or '-inf')
-end
+if lapsed ~= nil then offer_taken(id) end
 
 local ceiling = math.max(holder_now, floor) + TTL
 local expiry = now + TTL
