@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { tuneFengari } from './redis-model.js';
+import { tuneFengari } from './lua/fengari-engine.js';
 import { scheduleArbitrary, search } from './schedule.js';
 import { runSchedule } from './world.js';
 

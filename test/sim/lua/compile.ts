@@ -1,0 +1,525 @@
+/**
+ * Lua 5.1 scripts compiled to JavaScript functions, for the simulator's Redis model: the lease's own scripts, parsed
+ * by luaparse and turned into JavaScript with Lua's semantics kept by runtime.ts (types checked by every operator,
+ * `and`/`or` yielding their operands, multiple values expanded only where Lua expands them). Compiled once per
+ * script text, a script then runs at the speed of ordinary JavaScript, where a Lua VM written in JavaScript
+ * (fengari, kept as the reference: `SIM_LUA=fengari`) interprets it instruction by instruction.
+ *
+ * The language covered is what Redis scripts can use, less what the lease's scripts never use: everything but
+ * varargs, method calls (`a:b()`), `goto` and global assignment (Redis refuses globals anyway); library functions in
+ * library.ts. Anything outside it is refused at compile time with an error that names it. One difference is not
+ * detected: parentheses around a call (`(f())`) keep one value in Lua, and luaparse drops them; none of the scripts
+ * does that with a call that returns several values.
+ *
+ * Equality with Redis is tested, not assumed: the model-equivalence test runs its traces against a real redis-server
+ * with both this and fengari, and the simulator's determinism test runs schedules with both and compares them.
+ */
+import luaparse from 'luaparse';
+import type * as Lua from 'luaparse';
+import { LIBRARY } from './library.js';
+import * as runtime from './runtime.js';
+
+/** A compiled script: `KEYS`, `ARGV` and `redis.call`, its return value as a Lua value. */
+export type CompiledScript = (
+  keys: runtime.LuaTable,
+  argv: runtime.LuaTable,
+  redisCall: (...args: unknown[]) => unknown,
+) => unknown;
+
+/** A construct of the script that the compiler does not cover: a fault of the simulator, not of the script. */
+export class UnsupportedLua extends Error {}
+
+export function compileLua(source: string): CompiledScript {
+  const chunk = luaparse.parse(source, { luaVersion: '5.1', encodingMode: 'pseudo-latin1', comments: false });
+  const compiler = new Compiler();
+  const body = compiler.functionBlock([], chunk.body).block;
+  const library = [...compiler.libraryUsed].map(
+    (name) => `const ${compiler.libraryAlias(name)} = lib[${JSON.stringify(name)}];`,
+  );
+  const code = [
+    '"use strict";',
+    `const { ${RUNTIME_NAMES.join(', ')} } = rt;`,
+    ...library,
+    `return (KEYS, ARGV, redisCall) => ${body};`,
+  ].join('\n');
+  // The point of the compiler: the script's code, made once, runs as JavaScript.
+  // eslint-disable-next-line @typescript-eslint/no-implied-eval
+  return new Function('rt', 'lib', code)(runtime, LIBRARY) as CompiledScript;
+}
+
+const RUNTIME_NAMES = [
+  'LuaTable',
+  'LuaMulti',
+  'first',
+  'all',
+  'add',
+  'sub',
+  'mul',
+  'div',
+  'mod',
+  'neg',
+  'concat',
+  'lt',
+  'le',
+  'length',
+  'index',
+  'setIndex',
+  'call',
+  'forNumber',
+  'arithmetic',
+];
+
+const GLOBAL_TABLES = new Set(['redis', 'math', 'string', 'table']);
+
+interface Binding {
+  readonly js: string;
+  /** For a local function: whether it may return more than one value. */
+  readonly multi?: boolean;
+}
+
+type Scope = Map<string, Binding>;
+
+class Compiler {
+  readonly libraryUsed = new Set<string>();
+  private scopes: Scope[] = [];
+  private counter = 0;
+  private temps: string[][] = [];
+
+  libraryAlias(name: string): string {
+    return `lib_${name.replace('.', '_')}`;
+  }
+
+  /** A function as a JavaScript arrow function. */
+  private functionBody(parameters: Lua.Identifier[], body: Lua.Statement[]): string {
+    const { params, block } = this.functionBlock(parameters, body);
+    return `(${params.join(', ')}) => ${block}`;
+  }
+
+  /** A function's parameters and its block (the chunk is a function): its temporaries, its statements. */
+  functionBlock(parameters: Lua.Identifier[], body: Lua.Statement[]): { params: string[]; block: string } {
+    this.temps.push([]);
+    this.scopes.push(new Map());
+    const params = parameters.map((p) => this.declare(p.name).js);
+    const statements = this.block(body, false);
+    this.scopes.pop();
+    const temps = this.temps.pop()!;
+    const declared = temps.length > 0 ? `let ${temps.join(', ')};\n` : '';
+    return { params, block: `{\n${declared}${statements}}` };
+  }
+
+  private declare(name: string, multi?: boolean): Binding {
+    const binding = { js: `${name.replace(/[^A-Za-z0-9_]/g, '_')}$${this.counter++}`, multi };
+    this.scopes[this.scopes.length - 1].set(name, binding);
+    return binding;
+  }
+
+  private lookup(name: string): Binding | undefined {
+    for (let i = this.scopes.length - 1; i >= 0; i--) {
+      const found = this.scopes[i].get(name);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  }
+
+  private temp(): string {
+    const name = `$t${this.counter++}`;
+    this.temps[this.temps.length - 1].push(name);
+    return name;
+  }
+
+  private block(statements: Lua.Statement[], scoped = true): string {
+    if (scoped) this.scopes.push(new Map());
+    const out = statements.map((s) => this.statement(s)).join('');
+    if (scoped) this.scopes.pop();
+    return out;
+  }
+
+  private statement(node: Lua.Statement): string {
+    switch (node.type) {
+      case 'LocalStatement':
+        return this.local(node);
+      case 'AssignmentStatement':
+        return this.assignment(node);
+      case 'CallStatement':
+        return `${this.call(node.expression as Lua.CallExpression)};\n`;
+      case 'FunctionDeclaration':
+        return this.functionStatement(node);
+      case 'IfStatement':
+        return this.ifStatement(node);
+      case 'WhileStatement':
+        return `while (${this.condition(node.condition)}) {\n${this.block(node.body)}}\n`;
+      case 'RepeatStatement': {
+        // The condition sees the body's locals: one scope for both.
+        this.scopes.push(new Map());
+        const body = this.block(node.body, false);
+        const until = this.condition(node.condition);
+        this.scopes.pop();
+        return `for (;;) {\n${body}if (${until}) break;\n}\n`;
+      }
+      case 'DoStatement':
+        return `{\n${this.block(node.body)}}\n`;
+      case 'ForNumericStatement':
+        return this.forNumeric(node);
+      case 'ForGenericStatement':
+        return this.forGeneric(node);
+      case 'ReturnStatement':
+        return `return ${this.returned(node.arguments)};\n`;
+      case 'BreakStatement':
+        return 'break;\n';
+      default:
+        throw new UnsupportedLua(`${node.type} is not supported by the simulator's compiled scripts`);
+    }
+  }
+
+  private local(node: Lua.LocalStatement): string {
+    const values = this.valueList(node.init, node.variables.length);
+    const names = node.variables.map((v) => this.declare(v.name, this.mayReturnMany(node.init[0])).js);
+    return `${values.setup}let ${names.map((n, i) => `${n} = ${values.items[i]}`).join(', ')};\n${values.rest}`;
+  }
+
+  private assignment(node: Lua.AssignmentStatement): string {
+    const values = this.valueList(node.init, node.variables.length);
+    if (node.variables.length === 1)
+      return `${values.setup}${this.store(node.variables[0], values.items[0])}${values.rest}`;
+    // Every value first, then every store, as Lua does (`a, b = b, a` swaps).
+    const temps = values.items.map((item) => {
+      const t = this.temp();
+      return { t, code: `${t} = ${item};\n` };
+    });
+    return (
+      values.setup +
+      temps.map((x) => x.code).join('') +
+      values.rest +
+      node.variables.map((v, i) => this.store(v, temps[i].t)).join('')
+    );
+  }
+
+  private store(target: Lua.Expression, value: string): string {
+    if (target.type === 'Identifier') {
+      const binding = this.lookup(target.name);
+      if (binding === undefined)
+        throw new UnsupportedLua(`assignment to the global '${target.name}' (Redis refuses it)`);
+      return `${binding.js} = ${value};\n`;
+    }
+    if (target.type === 'IndexExpression') {
+      return `setIndex(${this.expression(target.base)}, ${this.expression(target.index)}, ${value});\n`;
+    }
+    if (target.type === 'MemberExpression' && target.indexer === '.') {
+      return `setIndex(${this.expression(target.base)}, ${JSON.stringify(target.identifier.name)}, ${value});\n`;
+    }
+    throw new UnsupportedLua(`assignment to a ${target.type}`);
+  }
+
+  /**
+   * `count` values from a list of expressions, as Lua adjusts them: the last expression, if a call, gives as many as
+   * are missing; missing ones are nil; expressions beyond `count` are still evaluated.
+   */
+  private valueList(expressions: Lua.Expression[], count: number): { setup: string; items: string[]; rest: string } {
+    const items: string[] = [];
+    let setup = '';
+    let rest = '';
+    expressions.forEach((e, i) => {
+      const last = i === expressions.length - 1;
+      if (i >= count) {
+        rest += `${this.isCall(e) ? this.call(e as Lua.CallExpression) : this.expression(e)};\n`;
+      } else if (last && count > expressions.length && this.mayReturnMany(e)) {
+        const t = this.temp();
+        setup += `${t} = all(${this.call(e as Lua.CallExpression)});\n`;
+        for (let k = 0; i + k < count; k++) items.push(`${t}[${k}]`);
+      } else {
+        items.push(this.expression(e));
+      }
+    });
+    while (items.length < count) items.push('undefined');
+    return { setup, items, rest };
+  }
+
+  private functionStatement(node: Lua.FunctionDeclaration): string {
+    if (!node.isLocal || node.identifier === null || node.identifier.type !== 'Identifier') {
+      throw new UnsupportedLua('a global function (Redis refuses globals)');
+    }
+    // Declared before its body, so that it can call itself.
+    const binding = this.declare(node.identifier.name, returnsMany(node.body));
+    return `const ${binding.js} = ${this.functionBody(node.parameters as Lua.Identifier[], node.body)};\n`;
+  }
+
+  private ifStatement(node: Lua.IfStatement): string {
+    return node.clauses
+      .map((clause, i) => {
+        const body = `{\n${this.block(clause.body)}}`;
+        if (clause.type === 'ElseClause') return ` else ${body}`;
+        return `${i === 0 ? 'if' : ' else if'} (${this.condition(clause.condition)}) ${body}`;
+      })
+      .join('')
+      .concat('\n');
+  }
+
+  private forNumeric(node: Lua.ForNumericStatement): string {
+    const [start, limit, step, i] = [this.temp(), this.temp(), this.temp(), this.temp()];
+    const setup =
+      `${start} = forNumber(${this.expression(node.start)}, 'initial value');\n` +
+      `${limit} = forNumber(${this.expression(node.end)}, 'limit');\n` +
+      `${step} = ${node.step ? `forNumber(${this.expression(node.step)}, 'step')` : '1'};\n`;
+    this.scopes.push(new Map());
+    const variable = this.declare(node.variable.name).js;
+    const body = this.block(node.body);
+    this.scopes.pop();
+    const test = node.step ? `(${step} > 0 ? ${i} <= ${limit} : ${i} >= ${limit})` : `${i} <= ${limit}`;
+    return `${setup}for (${i} = ${start}; ${test}; ${i} += ${step}) {\nconst ${variable} = ${i};\n${body}}\n`;
+  }
+
+  private forGeneric(node: Lua.ForGenericStatement): string {
+    const values = this.valueList(node.iterators, 3);
+    const [f, s, control, r] = [this.temp(), this.temp(), this.temp(), this.temp()];
+    this.scopes.push(new Map());
+    const names = node.variables.map((v) => this.declare(v.name).js);
+    const body = this.block(node.body);
+    this.scopes.pop();
+    const bind = names
+      .map((n, k) => `const ${n} = ${k === 0 ? `first(${r})` : `(${r} instanceof LuaMulti ? ${r}[${k}] : undefined)`};`)
+      .join('\n');
+    return (
+      `${values.setup}${f} = ${values.items[0]}; ${s} = ${values.items[1]}; ${control} = ${values.items[2]};\n${values.rest}` +
+      `for (;;) {\n${r} = call(${f}, ${s}, ${control});\n${bind}\nif (${names[0]} === undefined) break;\n` +
+      `${control} = ${names[0]};\n${body}}\n`
+    );
+  }
+
+  /** A return's values: one as it is (a call's every value), several as a LuaMulti. */
+  private returned(expressions: Lua.Expression[]): string {
+    if (expressions.length === 0) return 'undefined';
+    if (expressions.length === 1) {
+      const [only] = expressions;
+      return this.isCall(only) ? this.call(only as Lua.CallExpression) : this.expression(only);
+    }
+    return `LuaMulti.of(${this.spreadList(expressions)})`;
+  }
+
+  /** Arguments or table items: the last one, if a call, spreads all its values. */
+  private spreadList(expressions: Lua.Expression[]): string {
+    return expressions
+      .map((e, i) =>
+        i === expressions.length - 1 && this.mayReturnMany(e)
+          ? `...all(${this.call(e as Lua.CallExpression)})`
+          : this.expression(e),
+      )
+      .join(', ');
+  }
+
+  private isCall(node: Lua.Expression): boolean {
+    return (
+      node.type === 'CallExpression' || node.type === 'StringCallExpression' || node.type === 'TableCallExpression'
+    );
+  }
+
+  /** Whether a call may give more than one value (a local function that never does, or redis.call, do not). */
+  private mayReturnMany(node: Lua.Expression | undefined): boolean {
+    if (node === undefined || !this.isCall(node)) return false;
+    const base = (node as Lua.CallExpression).base;
+    if (base.type === 'Identifier') {
+      const binding = this.lookup(base.name);
+      if (binding !== undefined) return binding.multi !== false;
+      return false;
+    }
+    if (base.type === 'MemberExpression' && base.base.type === 'Identifier' && !this.lookup(base.base.name)) {
+      return `${base.base.name}.${base.identifier.name}` === 'string.match';
+    }
+    return true;
+  }
+
+  /** A condition as a JavaScript boolean (nil and false are false, everything else true). */
+  private condition(node: Lua.Expression): string {
+    const code = this.expression(node);
+    if (isBoolean(node)) return code;
+    const t = this.temp();
+    return `((${t} = ${code}) !== undefined && ${t} !== false)`;
+  }
+
+  /** One value. */
+  private expression(node: Lua.Expression): string {
+    switch (node.type) {
+      case 'NilLiteral':
+        return 'undefined';
+      case 'BooleanLiteral':
+        return String(node.value);
+      case 'NumericLiteral':
+        return `(${String(node.value)})`;
+      case 'StringLiteral':
+        if (node.value === null) throw new UnsupportedLua('a string literal without a value');
+        return JSON.stringify(node.value);
+      case 'Identifier':
+        return this.identifier(node.name);
+      case 'MemberExpression':
+        return this.member(node);
+      case 'IndexExpression':
+        return `index(${this.expression(node.base)}, ${this.expression(node.index)})`;
+      case 'CallExpression':
+      case 'StringCallExpression':
+      case 'TableCallExpression': {
+        const code = this.call(node as Lua.CallExpression);
+        return this.mayReturnMany(node) ? `first(${code})` : code;
+      }
+      case 'FunctionDeclaration':
+        return `(${this.functionBody(node.parameters as Lua.Identifier[], node.body)})`;
+      case 'TableConstructorExpression':
+        return this.table(node);
+      case 'BinaryExpression':
+        return this.binary(node);
+      case 'LogicalExpression':
+        return this.logical(node);
+      case 'UnaryExpression':
+        return this.unary(node);
+      default:
+        throw new UnsupportedLua(`${node.type} is not supported by the simulator's compiled scripts`);
+    }
+  }
+
+  private identifier(name: string): string {
+    const binding = this.lookup(name);
+    if (binding !== undefined) return binding.js;
+    if (name === 'KEYS' || name === 'ARGV') return name;
+    if (Object.hasOwn(LIBRARY, name)) {
+      this.libraryUsed.add(name);
+      return this.libraryAlias(name);
+    }
+    throw new UnsupportedLua(`the global '${name}' (not in the simulator's library, or not a value by itself)`);
+  }
+
+  private member(node: Lua.MemberExpression): string {
+    if (node.indexer !== '.') throw new UnsupportedLua('method calls (a:b())');
+    if (node.base.type === 'Identifier' && !this.lookup(node.base.name) && GLOBAL_TABLES.has(node.base.name)) {
+      const name = `${node.base.name}.${node.identifier.name}`;
+      if (name === 'redis.call') return 'redisCall';
+      if (!Object.hasOwn(LIBRARY, name)) throw new UnsupportedLua(`'${name}' (not in the simulator's library)`);
+      this.libraryUsed.add(name);
+      return this.libraryAlias(name);
+    }
+    return `index(${this.expression(node.base)}, ${JSON.stringify(node.identifier.name)})`;
+  }
+
+  /** A call, every value it gives (a LuaMulti when several). */
+  private call(node: Lua.CallExpression): string {
+    const args = callArguments(node);
+    const list = this.spreadList(args);
+    const base = node.base;
+    const direct =
+      (base.type === 'Identifier' && this.lookup(base.name) === undefined) ||
+      (base.type === 'MemberExpression' && base.base.type === 'Identifier' && !this.lookup(base.base.name));
+    if (direct) return `${this.expression(base)}(${list})`;
+    return `call(${this.expression(base)}${list ? `, ${list}` : ''})`;
+  }
+
+  private table(node: Lua.TableConstructorExpression): string {
+    const positional = node.fields.filter((f) => f.type === 'TableValue');
+    const keyed = node.fields.filter((f) => f.type !== 'TableValue');
+    const array = `new LuaTable([${this.spreadList(positional.map((f) => f.value))}])`;
+    if (keyed.length === 0) return array;
+    const t = this.temp();
+    const sets = keyed.map((f) => {
+      const key = f.type === 'TableKeyString' ? JSON.stringify(f.key.name) : this.expression(f.key);
+      return `${t}.set(${key}, ${this.expression(f.value)})`;
+    });
+    return `(${t} = ${array}, ${sets.join(', ')}, ${t})`;
+  }
+
+  private binary(node: Lua.BinaryExpression): string {
+    const a = this.expression(node.left);
+    const b = this.expression(node.right);
+    switch (node.operator) {
+      case '+':
+        return `add(${a}, ${b})`;
+      case '-':
+        return `sub(${a}, ${b})`;
+      case '*':
+        return `mul(${a}, ${b})`;
+      case '/':
+        return `div(${a}, ${b})`;
+      case '%':
+        return `mod(${a}, ${b})`;
+      case '^':
+        return `Math.pow(arithmetic(${a}), arithmetic(${b}))`;
+      case '..':
+        return `concat(${a}, ${b})`;
+      case '==':
+        return `(${a} === ${b})`;
+      case '~=':
+        return `(${a} !== ${b})`;
+      case '<':
+        return `lt(${a}, ${b})`;
+      case '<=':
+        return `le(${a}, ${b})`;
+      // Lua evaluates the left operand first here too; only the comparison is turned round.
+      case '>': {
+        const [x, y] = [this.temp(), this.temp()];
+        return `(${x} = ${a}, ${y} = ${b}, lt(${y}, ${x}))`;
+      }
+      case '>=': {
+        const [x, y] = [this.temp(), this.temp()];
+        return `(${x} = ${a}, ${y} = ${b}, le(${y}, ${x}))`;
+      }
+      default:
+        throw new UnsupportedLua(`the operator ${node.operator}`);
+    }
+  }
+
+  /** `and`/`or` give one of their operands, as Lua's do (not a boolean unless both are). */
+  private logical(node: Lua.LogicalExpression): string {
+    const a = this.expression(node.left);
+    const b = this.expression(node.right);
+    if (isBoolean(node.left)) return node.operator === 'and' ? `(${a} && ${b})` : `(${a} || ${b})`;
+    const t = this.temp();
+    const falsy = `(${t} = ${a}) === undefined || ${t} === false`;
+    return node.operator === 'and' ? `(${falsy} ? ${t} : ${b})` : `(${falsy} ? ${b} : ${t})`;
+  }
+
+  private unary(node: Lua.UnaryExpression): string {
+    const a = this.expression(node.argument);
+    switch (node.operator) {
+      case 'not': {
+        if (isBoolean(node.argument)) return `!${a}`;
+        const t = this.temp();
+        return `((${t} = ${a}) === undefined || ${t} === false)`;
+      }
+      case '-':
+        return `neg(${a})`;
+      case '#':
+        return `length(${a})`;
+      default:
+        throw new UnsupportedLua(`the operator ${node.operator as string}`);
+    }
+  }
+}
+
+/** Whether an expression always yields a boolean (so JavaScript's own `!`, `&&` and `||` mean what Lua's do). */
+function isBoolean(node: Lua.Expression): boolean {
+  if (node.type === 'BooleanLiteral') return true;
+  if (node.type === 'UnaryExpression') return node.operator === 'not';
+  if (node.type === 'BinaryExpression') return ['==', '~=', '<', '<=', '>', '>='].includes(node.operator);
+  if (node.type === 'LogicalExpression') return isBoolean(node.left) && isBoolean(node.right);
+  return false;
+}
+
+/** Whether a function body may return more than one value (a list, or a call in the last place). */
+function returnsMany(body: Lua.Statement[]): boolean {
+  let many = false;
+  const visit = (statements: Lua.Statement[]): void => {
+    for (const s of statements) {
+      if (s.type === 'ReturnStatement') {
+        const last = s.arguments[s.arguments.length - 1];
+        if (s.arguments.length > 1 || (last !== undefined && last.type.endsWith('CallExpression'))) many = true;
+      } else if (s.type === 'IfStatement') s.clauses.forEach((c) => visit(c.body));
+      else if ('body' in s && Array.isArray(s.body) && s.type !== 'FunctionDeclaration') visit(s.body);
+    }
+  };
+  visit(body);
+  return many;
+}
+
+/** A call's arguments: `f(a, b)`, `f'text'`, `f{...}`. */
+function callArguments(
+  node: Lua.CallExpression | Lua.StringCallExpression | Lua.TableCallExpression,
+): Lua.Expression[] {
+  if (node.type === 'CallExpression') return node.arguments;
+  if (node.type === 'StringCallExpression') return [node.argument];
+  return [node.arguments];
+}
