@@ -11,6 +11,7 @@ import {
   RedisUnavailableError,
 } from './lease.errors.js';
 import { floorWaitMs, freeWaitMs, leaseBackoff } from './lease.math.js';
+import { noneFreeOpening } from './lease.messages.js';
 import type { HeldLease } from './lease.phase.js';
 import { describeLoss, type ClaimRound, type LeaseRounds } from './lease.rounds.js';
 import type { LeaseSettings } from './lease.settings.js';
@@ -235,8 +236,8 @@ function logFull(host: ClaimHost, held: number, passedOver: number, soonestInMs:
     const passed =
       passedOver > 0 ? `passed over by this instance (${passedOver}: last used too far ahead of its clock) or ` : '';
     logger.warn(
-      `No worker ID of namespace "${settings.namespace}" is free for this instance: ${held} of ${settings.idCount} ` +
-        `are held, and the others are ${passed}reserved for the instances that held them before a Redis data loss; ` +
+      `${noneFreeOpening(settings.namespace, held, settings.idCount)} are held, and the others are ${passed}reserved ` +
+        'for the instances that held them before a Redis data loss; ' +
         `waiting up to ${upTo} for one to be released or to expire` +
         `${soonestInMs >= 0 ? ` (the soonest is free in ${soonestInMs} ms)` : ''}`,
     );

@@ -1,5 +1,6 @@
 import { SnowflakeError, TransientSnowflakeError } from '../core/errors.js';
 import { contractDifferences } from './lease.contract.js';
+import { noneFreeOpening } from './lease.messages.js';
 
 /**
  * Every worker ID of the namespace is held by a live lease.
@@ -19,8 +20,7 @@ export class LeaseExhaustedError extends TransientSnowflakeError {
     super(
       (skipped === 0 && held >= capacity
         ? `All ${capacity} worker IDs of namespace "${namespace}" are held (${held} live leases)`
-        : `No worker ID of namespace "${namespace}" is free for this instance: ${held} of ${capacity} are held by ` +
-          'live leases' +
+        : `${noneFreeOpening(namespace, held, capacity)} are held by live leases` +
           (skipped > 0
             ? ` and ${skipped} were passed over (the ID it switches away from, or a previous holder's ceiling too ` +
               'far ahead of this clock)'

@@ -4,6 +4,16 @@
  */
 
 /**
+ * How a claim says that no ID is free for it when that is not simply because every ID is held: the warning when it
+ * starts to wait and `LeaseExhaustedError` when it gives up open alike. Each goes on with ` are held`, then says in
+ * its own words what the other IDs are (passed over, or reserved after a data loss) and what it does next; those
+ * words stay in one literal with their neighbours, so that docs/operations.md can quote the warning as printed.
+ */
+export function noneFreeOpening(namespace: string, held: number, idCount: number): string {
+  return `No worker ID of namespace "${namespace}" is free for this instance: ${held} of ${idCount}`;
+}
+
+/**
  * Says what a lease taken back into new data knows. Only where the script could tell that nothing of this lease
  * was lost (another Redis process serves the namespace, and the record still shows this holder's last renewal:
  * a graceful failover, a slot move, a promoted replica that had every write of this lease) is it no warning;
