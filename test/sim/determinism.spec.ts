@@ -43,17 +43,30 @@ describe('the simulator is deterministic', () => {
     expect(fast.timeline).toEqual(frozen.timeline);
   });
 
-  it("runs the scripts the same on the tuned Lua VM as on fengari's own routines", async () => {
-    const [schedule] = fc.sample(scheduleArbitrary(), { seed: 12, numRuns: 1 });
-    const tuned = await runSchedule(schedule, { trace: true });
+  it('runs the scripts the same compiled to JavaScript as in fengari, tuned or not', async () => {
+    const [schedule] = fc.sample(scheduleArbitrary({ rollbacks: true }), { seed: 12, numRuns: 1 });
+    const compiled = await runSchedule(schedule, { trace: true, lua: 'compiled' });
+    const tuned = await runSchedule(schedule, { trace: true, lua: 'fengari' });
     tuneFengari(false);
     try {
-      const stock = await runSchedule(schedule, { trace: true });
+      const stock = await runSchedule(schedule, { trace: true, lua: 'fengari' });
       expect(stock.timeline).toEqual(tuned.timeline);
-      expect(stock.scripts).toBeGreaterThan(50);
     } finally {
       tuneFengari(true);
     }
+    expect(compiled.scripts).toBeGreaterThan(50);
+    expect(compiled.timeline).toEqual(tuned.timeline);
+    expect({ ...compiled, timeline: [] }).toEqual({ ...tuned, timeline: [] });
+  });
+
+  it('searches to the same figures with either engine', async () => {
+    const figures = async (lua: 'compiled' | 'fengari') => {
+      const report = await search({ seconds: 600, seed: 40, maxSchedules: 12, lua });
+      return { ...report, wallMs: 0 };
+    };
+    const compiled = await figures('compiled');
+    expect(compiled.scripts).toBeGreaterThan(12 * 50);
+    expect(await figures('fengari')).toEqual(compiled);
   });
 
   it('searches from one seed to the same figures twice', async () => {

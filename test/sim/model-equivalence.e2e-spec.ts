@@ -23,9 +23,12 @@ import { Redis } from 'ioredis';
 import { LeaseProtocol } from '../../lib/lease/redis/lease.protocol.js';
 import { CLAIM_SCRIPT, NOTE_SCRIPT, RELEASE_SCRIPT, RENEW_SCRIPT } from '../../lib/lease/redis/lease.scripts.js';
 import { RedisServer } from '../support/redis-server.js';
+import { scriptEngine, type EngineName } from './lua/engines.js';
 import { RedisModel, type Reply, type Snapshot } from './redis-model.js';
 
 const TRACES = Number(process.env.SIM_TRACES ?? 300);
+/** Fengari, the reference engine the simulator no longer runs by default, on fewer traces. */
+const FENGARI_TRACES = Math.ceil(TRACES / 3);
 const TTL = 1000;
 const MARGIN = 200;
 const CONFIGS = ['ttlMs=1000 layout=a', 'ttlMs=1000 layout=b'];
@@ -232,7 +235,7 @@ describe('the Redis model against redis-server', () => {
     { kind: 'age-marker', byMs: 12_000 },
   ];
 
-  async function runTrace(generated: Op[]): Promise<void> {
+  async function runTrace(generated: Op[], lua: EngineName): Promise<void> {
     const ops = [...SETTLED, ...generated];
     const tag = `eq${++traces}`;
     const keys = {
@@ -245,7 +248,7 @@ describe('the Redis model against redis-server', () => {
     await redis.flushall();
     await redis.call('SAVE');
     let at = 0;
-    const model = new RedisModel(() => at, traces);
+    const model = new RedisModel(() => at, traces, scriptEngine(lua));
     Object.assign(model, await identity());
     let saved: Snapshot = model.snapshot();
     const markers: string[] = [];
@@ -424,10 +427,10 @@ describe('the Redis model against redis-server', () => {
     expect({ trace: log, keys: model.dump() }).toEqual({ trace: log, keys: await realDump() });
   }
 
-  it(`gives the same replies and keys over ${TRACES} generated traces`, async () => {
+  it(`gives the same replies and keys over ${TRACES} generated traces (the scripts compiled to JavaScript)`, async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(opArb, { minLength: 4, maxLength: 40 }), async (ops) => {
-        await runTrace(ops);
+        await runTrace(ops, 'compiled');
       }),
       { numRuns: TRACES, examples: [[REACHES_WAIT], [KEEPS_CONTRACT], [REACHES_RESERVATION]] },
     );
@@ -455,15 +458,27 @@ describe('the Redis model against redis-server', () => {
     expect(expected.filter((kind) => !seen.has(kind))).toEqual([]);
   }, 600_000);
 
-  it('prints numbers as Lua 5.1 does and keeps its arithmetic on doubles', () => {
-    const model = new RedisModel(() => 1_764_075_302_123);
-    const reply = model.eval(
-      `local t = redis.call('TIME')
+  it(`gives the same replies and keys over ${FENGARI_TRACES} generated traces with the scripts in fengari`, async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(opArb, { minLength: 4, maxLength: 40 }), async (ops) => {
+        await runTrace(ops, 'fengari');
+      }),
+      { numRuns: FENGARI_TRACES, seed: 77, examples: [[REACHES_WAIT], [KEEPS_CONTRACT], [REACHES_RESERVATION]] },
+    );
+  }, 600_000);
+
+  it.each(['compiled', 'fengari'] as const)(
+    'prints numbers as Lua 5.1 does and keeps its arithmetic on doubles (%s)',
+    (lua) => {
+      const model = new RedisModel(() => 1_764_075_302_123, 1, scriptEngine(lua));
+      const reply = model.eval(
+        `local t = redis.call('TIME')
        local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
        return {tostring(now), tostring(tonumber('3')), tostring(8 / 2), now}`,
-      [],
-      [],
-    );
-    expect(reply).toEqual(['1764075302123', '3', '4', 1764075302123]);
-  });
+        [],
+        [],
+      );
+      expect(reply).toEqual(['1764075302123', '3', '4', 1764075302123]);
+    },
+  );
 });

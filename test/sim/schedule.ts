@@ -3,6 +3,7 @@
  * fail; and the search loop that runs them on a budget, each from its own seed, and reports figures.
  */
 import fc from 'fast-check';
+import type { EngineName } from './lua/engines.js';
 import { describeFigures, noFigures, type SearchFigures } from './report-figures.mjs';
 import { ID_COUNT } from './world.js';
 import { runSchedule, type Fault, type PlantedBug, type RunResult, type Schedule, type Violation } from './world.js';
@@ -196,6 +197,8 @@ export interface SearchOptions {
   /** Real seconds spent shrinking a failure at most. */
   shrinkSeconds?: number;
   onProgress?: (report: SearchReport) => void;
+  /** The engine that runs the scripts (default: `SIM_LUA`, else compiled). */
+  lua?: EngineName;
 }
 
 /**
@@ -215,7 +218,7 @@ export async function search(options: SearchOptions): Promise<SearchReport> {
       scheduleArbitrary({ rollbacks: options.rollbacks, mix: options.mix }),
       async (schedule) => {
         if (performance.now() > shrinkUntil) return true;
-        const result = await runSchedule(schedule, { bug: options.bug });
+        const result = await runSchedule(schedule, { bug: options.bug, lua: options.lua });
         if (failed === undefined) {
           report.schedules++;
           report.simulatedMs += result.simulatedMs;
@@ -236,7 +239,7 @@ export async function search(options: SearchOptions): Promise<SearchReport> {
     const outcome = await fc.check(property, { seed, numRuns: 1 });
     if (outcome.failed && outcome.counterexample !== null) {
       const [schedule] = outcome.counterexample;
-      const replay = await runSchedule(schedule, { bug: options.bug, trace: true });
+      const replay = await runSchedule(schedule, { bug: options.bug, trace: true, lua: options.lua });
       report.found = {
         seed,
         violation: replay.violation ?? failed!.violation!,

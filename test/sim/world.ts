@@ -45,6 +45,7 @@ import { IdService } from '../../lib/module/id.service.js';
 import { WorkerBinding } from '../../lib/worker/worker-binding.js';
 import type { WorkerAssignment, WorkerIdSource, WorkerSourceContext } from '../../lib/worker/worker-source.js';
 import { mulberry32 } from '../support/seeded-random.js';
+import { scriptEngine, type EngineName } from './lua/engines.js';
 import { RedisModel, type NodeIdentity, type Reply, type Snapshot } from './redis-model.js';
 import { SimBackend, type ReplyTamper, type ScriptName, type SimLink } from './sim-backend.js';
 import { SimTime } from './sim-time.js';
@@ -198,6 +199,8 @@ export interface RunOptions {
   trace?: boolean;
   /** Holders exempt from the liveness check (a canary the namespace refuses). */
   livenessExempt?: readonly number[];
+  /** The engine that runs the scripts (default: `SIM_LUA`, else compiled). */
+  lua?: EngineName;
 }
 
 /** The planted bugs' patched scripts: settling never lasts, a lapsed lease counts as proof. */
@@ -422,7 +425,7 @@ class World {
   ) {
     this.random = mulberry32(schedule.seed);
     this.clusterRandom = mulberry32((schedule.seed * 4099 + 17) >>> 0);
-    this.model = new RedisModel(() => time.now(), schedule.seed);
+    this.model = new RedisModel(() => time.now(), schedule.seed, scriptEngine(options.lua));
     for (let i = 0; i < SENTINELS; i++)
       this.sentinelViews.push({ runId: this.model.runId, address: 'node0', epoch: 1 });
     this.scripts = scriptsFor(options.bug);
@@ -993,7 +996,11 @@ class World {
       }
       case 'failover': {
         const old = this.model;
-        const promoted = new RedisModel(() => this.time.now(), this.schedule.seed * 31 + ++this.nodes);
+        const promoted = new RedisModel(
+          () => this.time.now(),
+          this.schedule.seed * 31 + ++this.nodes,
+          scriptEngine(this.options.lua),
+        );
         promoted.restart(this.snapshotAgo(fault.lagMs));
         this.model = promoted;
         this.masterAddress = `node${this.nodes}`;
