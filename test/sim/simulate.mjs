@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npm run simulate -- --seconds 60 [--seed N] [--schedules N] [--rollbacks] [--without kind,kind] [--bug name]
-// [--workers N]`: the lease simulator's search on a time budget, run by jest (which compiles the TypeScript; the
-// simulator drives the real lease on its own simulated timers). The search is single-threaded, so it runs as N Jest
+// [--workers N] [--lua compiled|fengari]`: the lease simulator's search on a time budget (the simulator drives the
+// real lease on its own simulated timers). The search is single-threaded, so it runs as N plain Node
 // processes side by side (default: one per CPU), each on its own residue of the seeds (shards.mjs), and the command adds
 // up their figures. Exits 1 on a violation in any worker, after printing that worker's report: the seed, the shrunk
 // schedule and its timeline, and the command that replays the seed alone.
@@ -14,9 +14,10 @@ import { describeFigures } from './report-figures.mjs';
 import { combineFigures, describeSeeds, exitCode, isClean, planShards, replayCommand } from './shards.mjs';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const JEST = [fileURLToPath(new URL('../../node_modules/jest/bin/jest.js', import.meta.url))];
-const SPEC = ['--runTestsByPath', 'test/sim/simulator.spec.ts'];
-const USAGE = 'use --seconds N --seed N --schedules N --rollbacks --without kind,kind --bug name --workers N';
+// Each worker: the search in plain Node, its TypeScript compiled on load by tsx (search-main.ts says why not Jest).
+const WORKER = ['--import', 'tsx', fileURLToPath(new URL('./search-main.ts', import.meta.url))];
+const USAGE =
+  'use --seconds N --seed N --schedules N --rollbacks --without kind,kind --bug name --workers N --lua compiled|fengari';
 
 function fail(message) {
   process.stderr.write(`${message}; ${USAGE}\n`);
@@ -24,13 +25,14 @@ function fail(message) {
 }
 
 const args = process.argv.slice(2);
-const env = { ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --experimental-vm-modules`.trim() };
+const env = { ...process.env };
 const names = {
   '--seconds': 'SIM_SECONDS',
   '--seed': 'SIM_SEED',
   '--schedules': 'SIM_SCHEDULES',
   '--without': 'SIM_WITHOUT',
   '--bug': 'SIM_BUG',
+  '--lua': 'SIM_LUA',
 };
 env.SIM_SECONDS ??= '60';
 let workers = availableParallelism();
@@ -51,13 +53,13 @@ if (schedules !== undefined && !(Number.isInteger(schedules) && schedules >= 0))
 const plan = planShards({ seed, schedules, workers });
 if (plan.length === 1) {
   // One process, as before workers existed: its own output, its own exit code.
-  const result = spawnSync(process.execPath, [...JEST, ...SPEC], { cwd: ROOT, env, stdio: 'inherit' });
+  const result = spawnSync(process.execPath, WORKER, { cwd: ROOT, env, stdio: 'inherit' });
   process.exit(result.status ?? 1);
 }
 process.exit(await runWorkers(plan));
 
 /**
- * Runs one Jest process per share, its output kept back (shown only if it fails) and its report read from a JSON
+ * Runs one process per share, its output kept back (shown only if it fails) and its report read from a JSON
  * file. The first worker that fails stops the others, as one process stops at its first violation.
  */
 async function runWorkers(shares) {
@@ -74,7 +76,7 @@ async function runWorkers(shares) {
     });
   }
   process.stdout.write(
-    `${shares.length} workers (one Jest process each): ${shares.map((share) => describeSeeds(share)).join('; ')}\n`,
+    `${shares.length} workers (one process each): ${shares.map((share) => describeSeeds(share)).join('; ')}\n`,
   );
   try {
     const finished = await Promise.all(
@@ -126,7 +128,7 @@ function startWorker(share, summaryFile) {
     SIM_SUMMARY_FILE: summaryFile,
   };
   if (share.schedules !== undefined) workerEnv.SIM_SCHEDULES = String(share.schedules);
-  const child = spawn(process.execPath, [...JEST, ...SPEC], {
+  const child = spawn(process.execPath, WORKER, {
     cwd: ROOT,
     env: workerEnv,
     stdio: ['ignore', 'pipe', 'pipe'],
