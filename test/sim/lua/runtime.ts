@@ -97,6 +97,7 @@ export function all(value: unknown): unknown[] {
 
 /** Lua 5.1's conversion of a string to a number (`lua_str2number`: strtod, or a hexadecimal integer), else nil. */
 export function stringToNumber(text: string): number | undefined {
+  if (isDecimalInteger(text)) return Number(text);
   const trimmed = text.replace(/^[ \t\n\v\f\r]+|[ \t\n\v\f\r]+$/g, '');
   if (trimmed === '') return undefined;
   if (/^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$/.test(trimmed)) return Number(trimmed);
@@ -107,6 +108,17 @@ export function stringToNumber(text: string): number | undefined {
     return special[1] === '-' ? -Infinity : Infinity;
   }
   return undefined;
+}
+
+/** The scripts' usual number, read without a regular expression: `-?[0-9]+`, short enough to be exact. */
+function isDecimalInteger(text: string): boolean {
+  const n = text.length;
+  if (n === 0 || n > 15) return false;
+  for (let i = text.charCodeAt(0) === 45 && n > 1 ? 1 : 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 48 || c > 57) return false;
+  }
+  return true;
 }
 
 /** An arithmetic operand: a number, or a string that reads as one (Lua coerces), else an error. */
