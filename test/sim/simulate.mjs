@@ -15,7 +15,14 @@ import { combineFigures, describeSeeds, exitCode, isClean, planShards, replayCom
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 // Each worker: the search in plain Node, its TypeScript compiled on load by tsx (search-main.ts says why not Jest).
-const WORKER = ['--import', 'tsx', fileURLToPath(new URL('./search-main.ts', import.meta.url))];
+// A young generation of 32 MB rather than 16: a schedule makes many short-lived objects (promises, replies), and
+// fewer scavenges gave about a tenth more schedules per second here.
+const WORKER = [
+  '--max-semi-space-size=32',
+  '--import',
+  'tsx',
+  fileURLToPath(new URL('./search-main.ts', import.meta.url)),
+];
 const USAGE =
   'use --seconds N --seed N --schedules N --rollbacks --without kind,kind --bug name --workers N --lua compiled|fengari';
 
