@@ -35,7 +35,7 @@ export function searchSettings(env: NodeJS.ProcessEnv = process.env): SearchSett
   const seconds = env.SIM_SECONDS === undefined ? 300 : Number(env.SIM_SECONDS);
   // Without a time budget (npm run test:sim), a fixed number of schedules, so that the run is the same every time.
   const maxSchedules =
-    env.SIM_SCHEDULES !== undefined ? Number(env.SIM_SCHEDULES) : env.SIM_SECONDS === undefined ? 400 : undefined;
+    env.SIM_SCHEDULES !== undefined ? Number(env.SIM_SCHEDULES) : env.SIM_SECONDS === undefined ? 1000 : undefined;
   const rollbacks = env.SIM_ROLLBACKS === '1';
   // Fault kinds to leave out (comma-separated), e.g. to look past a known hole.
   const without = (env.SIM_WITHOUT ?? '').split(',').filter((kind) => kind !== '');

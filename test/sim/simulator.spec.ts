@@ -1,6 +1,6 @@
 /**
  * The lease simulator's search: random fault schedules against the real lease, none may break uniqueness, per-worker
- * order or liveness. In `npm run test:sim` (CI) it runs a fixed budget of 400 schedules from seed 1, so that the run is
+ * order or liveness. In `npm run test:sim` (CI) it runs a fixed budget of 1,000 schedules from seed 1, so that the run is
  * the same every time; the settings of search-env.ts change that. `npm run simulate` runs the same search outside
  * Jest (search-main.ts), where it is faster.
  */
