@@ -5,6 +5,7 @@
  * {@link LuaError} where Lua raises an error (JavaScript would go on with `NaN` or `"undefined"`).
  */
 import { luaNumberString } from './number-string.js';
+import { UnsupportedLua } from './unsupported.js';
 
 /** A Lua runtime error: the script stops, and Redis answers with an error. */
 export class LuaError extends Error {}
@@ -12,16 +13,27 @@ export class LuaError extends Error {}
 /** More than one value, as a call returns them (`return a, b`, `string.match` with two captures). */
 export class LuaMulti extends Array<unknown> {}
 
-/** A Lua table: the array part `1..n` in a JavaScript array, every other key in a map. */
+/** No value at all, as a function that returns nothing gives (`type(f())` is then an error, where nil is a value). */
+export const NONE: LuaMulti = Object.freeze(new LuaMulti());
+
+/**
+ * A Lua table: the array part `1..n` in a JavaScript array, every other key in a map. The array part may hold nils
+ * (holes: `{nil, 2}`, or `t[1] = nil`), never a trailing one.
+ */
 export class LuaTable {
   readonly array: unknown[];
   private hash: Map<unknown, unknown> | undefined;
+  /** Nils inside the array part. */
+  private holes = 0;
+  /** Keys of the map that are positive integers (beyond the array part, after a gap). */
+  private integerKeys = 0;
 
   constructor(array: unknown[] = []) {
     let n = array.length;
     while (n > 0 && array[n - 1] === undefined) n--;
     array.length = n;
     this.array = array;
+    for (const item of array) if (item === undefined) this.holes++;
   }
 
   get(key: unknown): unknown {
@@ -39,8 +51,13 @@ export class LuaTable {
       const array = this.array;
       if (Number.isInteger(key) && key >= 1 && key <= array.length + 1) {
         if (key <= array.length) {
+          const before = array[key - 1];
           array[key - 1] = value;
-          if (value === undefined && key === array.length) this.trim();
+          if (before === undefined && value !== undefined) this.holes--;
+          else if (before !== undefined && value === undefined) {
+            this.holes++;
+            if (key === array.length) this.trim();
+          }
         } else if (value !== undefined) {
           array.push(value);
           this.migrate();
@@ -48,32 +65,53 @@ export class LuaTable {
         return;
       }
     }
-    if (value === undefined) this.hash?.delete(key);
-    else (this.hash ??= new Map()).set(key, value);
+    const hash = (this.hash ??= new Map());
+    const counted = isPositiveInteger(key);
+    if (value === undefined) {
+      if (hash.delete(key) && counted) this.integerKeys--;
+    } else {
+      if (counted && !hash.has(key)) this.integerKeys++;
+      hash.set(key, value);
+    }
   }
 
-  /** `#t`: a border, the array part's length here (as C Lua's for a table without holes). */
+  /**
+   * `#t`: a border, which is one number only where the keys `1..n` are all there and no positive integer key lies
+   * beyond. Elsewhere C Lua's answer depends on how its array and hash parts were sized (`#{nil, 2, nil}` is 0,
+   * `local t = {1, 2}; t[4] = 4; return #t` is 4), which is not modelled: refused rather than guessed.
+   */
   length(): number {
+    if (this.holes > 0 || this.integerKeys > 0) {
+      throw new UnsupportedLua("the length of a table with holes (its border depends on C Lua's table layout)");
+    }
     return this.array.length;
   }
 
   private trim(): void {
     const array = this.array;
-    while (array.length > 0 && array[array.length - 1] === undefined) array.length--;
+    while (array.length > 0 && array[array.length - 1] === undefined) {
+      array.length--;
+      this.holes--;
+    }
   }
 
   /** Keys `n+1, n+2, …` set before the array reached them move into it. */
   private migrate(): void {
     const hash = this.hash;
-    if (hash === undefined) return;
+    if (hash === undefined || this.integerKeys === 0) return;
     for (;;) {
       const key = this.array.length + 1;
       const value = hash.get(key);
       if (value === undefined) return;
       hash.delete(key);
+      this.integerKeys--;
       this.array.push(value);
     }
   }
+}
+
+function isPositiveInteger(key: unknown): boolean {
+  return typeof key === 'number' && Number.isInteger(key) && key >= 1;
 }
 
 export function typeName(value: unknown): string {
@@ -95,19 +133,34 @@ export function all(value: unknown): unknown[] {
   return value instanceof LuaMulti ? value : [value];
 }
 
-/** Lua 5.1's conversion of a string to a number (`lua_str2number`: strtod, or a hexadecimal integer), else nil. */
+/**
+ * Lua 5.1's conversion of a string to a number (`luaO_str2d`), else nil: what glibc's strtod reads (a decimal, a
+ * hexadecimal number with an optional fraction and binary exponent, `inf`, `infinity`, `nan`, each with an optional
+ * sign) between optional spaces, and nothing else. Lua reads the string as C does, up to its first NUL.
+ */
 export function stringToNumber(text: string): number | undefined {
-  const trimmed = text.replace(/^[ \t\n\v\f\r]+|[ \t\n\v\f\r]+$/g, '');
-  if (trimmed === '') return undefined;
-  if (/^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$/.test(trimmed)) return Number(trimmed);
-  if (/^0[xX][0-9a-fA-F]+$/.test(trimmed)) return parseInt(trimmed.slice(2), 16);
-  const special = /^([-+]?)(inf|infinity|nan)$/i.exec(trimmed);
-  if (special !== null) {
-    if (special[2].toLowerCase() === 'nan') return NaN;
-    return special[1] === '-' ? -Infinity : Infinity;
-  }
-  return undefined;
+  const nul = text.indexOf('\0');
+  const found = NUMERIC.exec(nul < 0 ? text : text.slice(0, nul));
+  if (found === null) return undefined;
+  const [, sign, decimal, hexInteger, hexFraction, binaryExponent, infinity] = found;
+  let n: number;
+  if (decimal !== undefined) n = Number(decimal);
+  else if (hexInteger !== undefined) {
+    const digits = hexInteger + (hexFraction ?? '');
+    n = parseInt(digits || '0', 16) / 16 ** (hexFraction?.length ?? 0);
+    if (binaryExponent !== undefined) n *= 2 ** Number(binaryExponent);
+  } else n = infinity !== undefined ? Infinity : NaN;
+  return sign === '-' ? -n : n;
 }
+
+const NUMERIC = new RegExp(
+  '^[ \\t\\n\\v\\f\\r]*([-+]?)(?:' +
+    '((?:\\d+\\.?\\d*|\\.\\d+)(?:[eE][-+]?\\d+)?)' +
+    '|0[xX](?=\\.?[0-9a-fA-F])([0-9a-fA-F]*)(?:\\.([0-9a-fA-F]*))?(?:[pP]([-+]?\\d+))?' +
+    '|(inf(?:inity)?)|nan(?:\\([0-9A-Za-z_]*\\))?' +
+    ')[ \\t\\n\\v\\f\\r]*$',
+  'i',
+);
 
 /** An arithmetic operand: a number, or a string that reads as one (Lua coerces), else an error. */
 export function arithmetic(value: unknown): number {
