@@ -59,6 +59,7 @@ const RUNTIME_NAMES = [
   'div',
   'mod',
   'neg',
+  'pow',
   'concat',
   'lt',
   'le',
@@ -488,7 +489,7 @@ class Compiler {
       case '%':
         return `mod(${a}, ${b})`;
       case '^':
-        return `Math.pow(arithmetic(${a}), arithmetic(${b}))`;
+        return `pow(${a}, ${b})`;
       case '..':
         return `concat(${a}, ${b})`;
       case '==':
@@ -573,7 +574,7 @@ function foldOperator(operator: string, a: number, b: number): number {
     case '%':
       return a - Math.floor(a / b) * b;
     default:
-      return Math.pow(a, b);
+      return runtime.pow(a, b);
   }
 }
 

@@ -3,7 +3,7 @@
  * calls anything else fails to compile (compile.ts), so nothing runs with a guessed meaning.
  */
 import { luaNumberString } from './number-string.js';
-import { compilePattern } from './patterns.js';
+import { compilePattern, type CompiledPattern } from './patterns.js';
 import { UnsupportedLua } from './unsupported.js';
 import { arithmetic, LuaError, LuaMulti, LuaTable, stringToNumber, typeName } from './runtime.js';
 
@@ -93,12 +93,15 @@ function sub(value: unknown, from?: unknown, to?: unknown): string {
   return i > j ? '' : s.slice(i - 1, j);
 }
 
-/** A match's captures (or the whole match) as a call's values. */
-function matchValues(match: RegExpExecArray, captures: number): unknown {
+/** A match's captures (or the whole match) as a call's values; a position capture as the 1-based index. */
+function matchValues(match: RegExpExecArray, compiled: CompiledPattern): unknown {
+  const { captures, positions } = compiled;
   if (captures === 0) return match[0];
-  if (captures === 1) return match[1];
+  // A position capture is an empty group, which always takes part in the match: its indices are there.
+  const capture = (k: number): unknown => (positions.includes(k) ? match.indices![k]![0] + 1 : match[k]);
+  if (captures === 1) return capture(1);
   const values = new LuaMulti();
-  for (let k = 1; k <= captures; k++) values.push(match[k]);
+  for (let k = 1; k <= captures; k++) values.push(capture(k));
   return values;
 }
 
@@ -113,7 +116,7 @@ function match(value: unknown, pattern: unknown, init?: unknown): unknown {
   const regex = compiled.search;
   regex.lastIndex = start - 1;
   const found = regex.exec(s);
-  return found === null ? undefined : matchValues(found, compiled.captures);
+  return found === null ? undefined : matchValues(found, compiled);
 }
 
 function gmatch(value: unknown, pattern: unknown): () => unknown {
@@ -121,7 +124,7 @@ function gmatch(value: unknown, pattern: unknown): () => unknown {
   const text = stringArgument(pattern, 2, 'gmatch');
   // In Lua 5.1's gmatch a leading `^` is an ordinary character, not an anchor.
   const compiled = compilePattern(text.startsWith('^') ? `%^${text.slice(1)}` : text);
-  const regex = new RegExp(compiled.search.source, 'g');
+  const regex = new RegExp(compiled.search.source, compiled.positions.length > 0 ? 'gd' : 'g');
   let position = 0;
   return () => {
     if (position > s.length) return undefined;
@@ -133,7 +136,7 @@ function gmatch(value: unknown, pattern: unknown): () => unknown {
     }
     const end = found.index + found[0].length;
     position = end === found.index ? end + 1 : end;
-    return matchValues(found, compiled.captures);
+    return matchValues(found, compiled);
   };
 }
 

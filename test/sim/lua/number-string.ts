@@ -15,7 +15,8 @@ export function luaNumberString(n: number): string {
 
 /** A number as Redis 7.0 turns an argument of `redis.call` into a string: `%.17g`. */
 export function redisArgumentString(n: number): string {
-  if (Number.isInteger(n) && Math.abs(n) < 1e17 && !Object.is(n, -0)) return String(n);
+  // Whole numbers below 2^53 print as JavaScript prints them; above, JavaScript drops digits %.17g keeps.
+  if (Number.isInteger(n) && Math.abs(n) < 2 ** 53 && !Object.is(n, -0)) return String(n);
   return formatG(n, 17);
 }
 

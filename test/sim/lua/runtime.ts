@@ -193,6 +193,87 @@ export function mod(a: unknown, b: unknown): number {
   const y = arithmetic(b);
   return x - Math.floor(x / y) * y;
 }
+/**
+ * `a ^ b`: C's pow, as glibc computes it, which is not JavaScript's Math.pow (10 ^ 26 is one unit apart). glibc's
+ * result is within 0.52 units of the exact value, so for a whole exponent, worked out exactly here with BigInt, it
+ * is the exact value rounded, unless that lies within 0.02 units of halfway between two doubles (glibc gives
+ * 1.0000000000000001e+23 for 10 ^ 23, a tie that rounding to even takes down): those, a result below the normal
+ * doubles, and powers with a fractional exponent (no exact value to start from) are refused, not guessed. C99 also
+ * differs where 1 is raised to anything, and -1 to an infinity: both give 1.
+ */
+export function pow(a: unknown, b: unknown): number {
+  const x = arithmetic(a);
+  const y = arithmetic(b);
+  if (x === 1 || (x === -1 && !Number.isFinite(y))) return 1;
+  if (Number.isNaN(x) || Number.isNaN(y) || y === 0) return Math.pow(x, y);
+  if (!Number.isFinite(x) || x === 0 || !Number.isFinite(y)) return Math.pow(x, y);
+  if (!Number.isInteger(y))
+    throw new UnsupportedLua("a power with a fractional exponent (glibc's pow and V8's differ)");
+  const { mantissa, exponent } = decompose(Math.abs(x));
+  const n = Math.abs(y);
+  // Beyond this the power overflows or underflows whatever the mantissa, unless it is 1 (a power of two).
+  if (n > 1100 && mantissa !== 1n) return Math.pow(x, y);
+  const exact = mantissa ** BigInt(n);
+  let value: number;
+  if (y > 0) {
+    value = rounded(exact, exponent * n);
+  } else {
+    // 1 / (exact * 2^(exponent * n)): a quotient of 64 bits or more, a remainder kept as its lowest bit.
+    const precision = exact.toString(2).length + 64;
+    const numerator = 1n << BigInt(precision);
+    const quotient = (numerator / exact) | (numerator % exact ? 1n : 0n);
+    value = rounded(quotient, -precision - exponent * n);
+  }
+  return x < 0 && n % 2 === 1 ? -value : value;
+}
+
+/** `significand * 2^scale` rounded to a double, or refused where glibc's pow may round it the other way. */
+function rounded(significand: bigint, scale: number): number {
+  const extra = significand.toString(2).length - 53;
+  let top = significand;
+  let shift = 0;
+  if (extra > 0) {
+    // Keep 64 bits, the lowest of them set if anything below is: the rounding then goes as the exact value's would.
+    shift = Math.max(extra - 11, 0);
+    top = (significand >> BigInt(shift)) | (significand & ((1n << BigInt(shift)) - 1n) ? 1n : 0n);
+    const below = extra - shift;
+    const low = Number(top & ((1n << BigInt(below)) - 1n)) / 2 ** below;
+    if (Math.abs(low - 0.5) <= 0.02)
+      throw new UnsupportedLua('a power within 0.02 units of a tie (glibc rounds it either way)');
+  }
+  const value = scaleByPowerOfTwo(Number(top), shift + scale);
+  const powerOfTwo = (significand & (significand - 1n)) === 0n;
+  if (value !== 0 && value < 2 ** -1022 && !powerOfTwo) throw new UnsupportedLua('a power below the normal doubles');
+  return value;
+}
+
+/** A positive finite double as `mantissa * 2^exponent`, exactly. */
+function decompose(x: number): { mantissa: bigint; exponent: number } {
+  const view = new DataView(new ArrayBuffer(8));
+  view.setFloat64(0, x);
+  const bits = view.getBigUint64(0);
+  const biased = Number((bits >> 52n) & 0x7ffn);
+  const fraction = bits & 0xfffffffffffffn;
+  return biased === 0
+    ? { mantissa: fraction, exponent: -1074 }
+    : { mantissa: fraction | (1n << 52n), exponent: biased - 1075 };
+}
+
+/** `v * 2^k`, in steps that stay within the doubles' exponents (exact unless the result is subnormal). */
+function scaleByPowerOfTwo(v: number, k: number): number {
+  let result = v;
+  let rest = k;
+  while (rest > 1000) {
+    result *= 2 ** 1000;
+    rest -= 1000;
+  }
+  while (rest < -1000) {
+    result *= 2 ** -1000;
+    rest += 1000;
+  }
+  return result * 2 ** rest;
+}
+
 export function neg(a: unknown): number {
   return -arithmetic(a);
 }
