@@ -9,7 +9,7 @@
  */
 import { RedisError, type CommandServer, type Reply, type ScriptEngine } from '../redis-reply.js';
 import { compileLua, type CompiledScript } from './compile.js';
-import { luaNumberString, redisArgumentString } from './number-string.js';
+import { clientArgumentString, redisArgumentString } from './number-string.js';
 import { first, LuaError, LuaTable } from './runtime.js';
 import { UnsupportedLua } from './unsupported.js';
 
@@ -21,7 +21,7 @@ export class CompiledEngine implements ScriptEngine {
   run(server: CommandServer, script: string, keys: readonly string[], args: readonly (string | number)[]): Reply {
     const fn = this.compile(script);
     const keyTable = new LuaTable(keys.map(toLuaString));
-    const argTable = new LuaTable(args.map((a) => (typeof a === 'number' ? luaNumberString(a) : toLuaString(a))));
+    const argTable = new LuaTable(args.map((a) => (typeof a === 'number' ? clientArgumentString(a) : toLuaString(a))));
     this.server = server;
     let value: unknown;
     try {

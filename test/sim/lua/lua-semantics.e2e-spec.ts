@@ -14,7 +14,8 @@
  * the border of a table with holes, the sign of NaN) is counted, not compared: the point of refusing is that nothing
  * runs with a guessed meaning. The count must stay a small part of the cases, or the test would prove little.
  *
- * `LUA_CASES` sets the number of generated scripts (default 600); `LUA_VERBOSE=1` prints the refusals by reason.
+ * `LUA_CASES` sets the number of generated scripts (default 3000, a few seconds); `LUA_VERBOSE=1` prints the
+ * refusals by reason.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
@@ -25,7 +26,7 @@ import { RedisError, type Reply } from '../redis-reply.js';
 import { CompiledEngine } from './compiled-engine.js';
 import { UnsupportedLua } from './unsupported.js';
 
-const CASES = Number(process.env.LUA_CASES ?? 600);
+const CASES = Number(process.env.LUA_CASES ?? 3000);
 
 // ---- the generated scripts -------------------------------------------------------------------------------------
 
@@ -128,7 +129,9 @@ const VARIABLES = [
   'fact(4)',
 ];
 /** What the scripts get as ARGV (as a client sends them: text, here some of it not ASCII). */
-const ARGUMENTS = ['10', ' 7 ', 'abc', '', 'é', '0x1A', '3.5', 'a,b,,c', '-0', '1e15'];
+const ARGUMENTS: (string | number)[] = ['10', ' 7 ', 'abc', '', 'é', '0x1A', '3.5', 'a,b,,c', '-0', '1e15'];
+/** Numbers as arguments: the client turns them into text (ioredis: `String(n)`, whole numbers past 2^53 in full). */
+const NUMBER_ARGUMENTS = [1e15, 0.1, 123456789012345.6, 2 ** 60, -0, 1e21, 5e-7, 1764075302123];
 
 const literal = fc.oneof(
   // -0 is rare: a function with the constants 0 and -0 is refused (see compile.ts), and 0 is everywhere.
@@ -428,10 +431,10 @@ const script = fc.record({
         ),
     },
   ),
-  args: fc.array(fc.constantFrom(...ARGUMENTS), { maxLength: 3 }),
+  args: fc.array(fc.constantFrom(...ARGUMENTS, ...NUMBER_ARGUMENTS), { maxLength: 3 }),
 });
 
-type Script = { source: string; args: string[] };
+type Script = { source: string; args: (string | number)[] };
 
 // ---- running a script on both ------------------------------------------------------------------------------------
 
@@ -476,7 +479,7 @@ function isDeepEqual(a: unknown, b: unknown): boolean {
  * Scripts where the compiled engine once went its own way, each with what Redis answers. Compared like the
  * generated ones, so that each stays right even when the generator does not happen to reach it.
  */
-const PINNED: [string, string][] = [
+const PINNED: [string, string, (string | number)[]?][] = [
   ['%.14g rounds a tie to even, as glibc does', 'return 123456789012345 .. ""'],
   [
     'redis.call passes a number as %.17g (Redis 7.0)',
@@ -521,6 +524,11 @@ const PINNED: [string, string][] = [
     'redis.call("ZADD", KEYS[1], "0x1p4", "m") return redis.call("ZSCORE", KEYS[1], "m")',
   ],
   ['a score has no spaces', 'return redis.call("ZADD", KEYS[1], " 7", "m")'],
+  [
+    'a number argument arrives as the client writes it',
+    'return ARGV[1] .. "|" .. ARGV[2] .. "|" .. ARGV[3]',
+    [1e15, 123456789012345.6, 2 ** 60],
+  ],
   ['SET with an option the model lacks fails', 'return redis.call("SET", KEYS[1], "v", "10")'],
 ];
 
@@ -589,9 +597,9 @@ describe('compiled Lua against redis-server', () => {
     expect({ refused: refused < CASES / 5, refusals }).toMatchObject({ refused: true });
   }, 300_000);
 
-  it.each(PINNED)('gives the reply redis-server gives: %s', async (_, source) => {
+  it.each(PINNED)('gives the reply redis-server gives: %s', async (_, source, args = []) => {
     const refusals = new Map<string, number>();
-    await check({ source, args: [] }, refusals);
+    await check({ source, args }, refusals);
     expect(refusals).toEqual(new Map());
   });
 

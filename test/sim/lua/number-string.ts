@@ -75,3 +75,11 @@ function rounded(exact: { digits: string; exponent: number }, precision: number)
     ? { digits: next.slice(0, precision), exponent: exponent + 1 }
     : { digits: next, exponent };
 }
+
+/**
+ * A number given to a script as an argument, as ioredis sends it: `String(n)`, and a whole number beyond 2^53 with
+ * every digit (`BigInt(n)`). Not Lua's printing: the client turns the number into text before Redis sees it.
+ */
+export function clientArgumentString(n: number): string {
+  return Number.isInteger(n) && !Number.isSafeInteger(n) ? BigInt(n).toString() : String(n);
+}
