@@ -549,7 +549,8 @@ describe('compiled Lua against redis-server', () => {
   let redis: Redis;
 
   beforeAll(async () => {
-    server = await RedisServer.start();
+    // Lua compares strings with strcoll, in the collation Redis takes from the environment; the model's is bytes.
+    server = await RedisServer.start({ env: { LC_ALL: 'C' } });
     redis = new Redis(server.url, { maxRetriesPerRequest: 50 });
   });
 
