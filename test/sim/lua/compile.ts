@@ -298,8 +298,13 @@ class Compiler {
     const body = this.block(node.body);
     this.scopes.pop();
     const test = node.step ? `(${step} > 0 ? ${i} <= ${limit} : ${i} >= ${limit})` : `${i} <= ${limit}`;
-    // The variable is a copy of the count, which the body may change without changing the count.
-    return `${setup}for (${i} = ${start}; ${test}; ${i} += ${step}) {\nlet ${variable} = ${i};\n${body}}\n`;
+    // As Lua 5.1 counts: from start - step, adding the step before each test, so the first value is
+    // (start - step) + step (`for i = 0.1, 1` starts at 0.09999999999999998). The variable is a copy of the count,
+    // which the body may change without changing the count.
+    return (
+      `${setup}for (${i} = ${start} - ${step}; (${i} += ${step}), ${test}; ) {\n` +
+      `let ${variable} = ${i};\n${body}}\n`
+    );
   }
 
   private forGeneric(node: Lua.ForGenericStatement): string {

@@ -177,7 +177,7 @@ const { expression } = fc.letrec<{ expression: string }>((tie) => {
   const sub = tie('expression');
   return {
     expression: fc.oneof(
-      { depthSize: 'small', withCrossShrink: true },
+      { depthSize: 'medium', withCrossShrink: true },
       literal,
       fc.constantFrom(...VARIABLES),
       fc.tuple(sub, fc.constantFrom(...BINARY), sub).map(([x, op, y]) => `(${x} ${op} ${y})`),
@@ -244,7 +244,7 @@ const { numeric, textual } = fc.letrec<{ numeric: string; textual: string }>((ti
   const text = tie('textual');
   return {
     numeric: fc.oneof(
-      { depthSize: 'small', withCrossShrink: true },
+      { depthSize: 'medium', withCrossShrink: true },
       fc.constantFrom(...NUMBERS.filter((n) => !n.includes('0/0')), ...NUMERIC_STRINGS),
       fc.integer({ min: -20, max: 300 }).map((n) => (n < 0 ? `(${n})` : String(n))),
       fc.tuple(num, fc.constantFrom('+', '-', '*', '/', '%', '^'), num).map(([x, op, y]) => `(${x} ${op} ${y})`),
@@ -258,7 +258,7 @@ const { numeric, textual } = fc.letrec<{ numeric: string; textual: string }>((ti
       fc.tuple(num, num, num).map(([x, y, z]) => `((${x} < ${y}) and ${z} or ${y})`),
     ),
     textual: fc.oneof(
-      { depthSize: 'small', withCrossShrink: true },
+      { depthSize: 'medium', withCrossShrink: true },
       fc.constantFrom(...STRINGS),
       fc.tuple(fc.oneof(text, num), fc.oneof(text, num)).map(([x, y]) => `(${x} .. ${y})`),
       fc
@@ -282,16 +282,16 @@ const operand = fc.oneof(
 /** The locals the statements assign. */
 const target = fc.constantFrom('a', 'b', 'c', 'n');
 
-const FOR_START = ['1', '0', '-3', '2.5', '"2"', '10'];
+const FOR_START = ['1', '0', '-3', '2.5', '"2"', '10', '0.1'];
 const FOR_LIMIT = ['3', '0', '-2', '4.5', '"5"', '1'];
-const FOR_STEP = ['1', '-1', '0.5', '-0.75', '2', '"1"', '0.1'];
+const FOR_STEP = ['1', '-1', '0.5', '-0.75', '2', '"1"', '0.1', '0.7'];
 
 const { statements } = fc.letrec<{ statements: string[]; statement: string }>((tie) => {
   const block = tie('statements');
   return {
     statements: fc.array(tie('statement'), { maxLength: 4 }),
     statement: fc.oneof(
-      { depthSize: 'small', withCrossShrink: true },
+      { depthSize: 'medium', withCrossShrink: true },
       fc.tuple(target, operand).map(([v, e]) => `${v} = ${e}`),
       fc.tuple(target, target, operand, operand).map(([v, w, e, f]) => `${v}, ${w} = ${e}, ${f}`),
       fc.tuple(target, target).map(([v, w]) => `${v}, ${w} = ${w}, ${v}`),
@@ -513,6 +513,11 @@ const PINNED: [string, string, (string | number)[]?][] = [
   ['strtod reads signed and fractional hexadecimal', 'return {tostring(tonumber("-0x10")), tostring(" 0x1p4 " + 0)}'],
   ['strtoul wraps a negative number round', 'return {tostring(tonumber("-1", 2)), tostring(tonumber("0x1A", 16))}'],
   ['type() of no value is an error', 'local function none() end return type(none())'],
+  [
+    'a numeric for starts at (start - step) + step',
+    'local s = "" for i = 0.1, 1 do redis.call("SET", KEYS[1], i) s = s .. redis.call("GET", KEYS[1]) .. "," end ' +
+      'return s',
+  ],
   ['a loop variable may be assigned', 'local s = "" for i = 1, 3 do i = i * 2; s = s .. i end return s'],
   ['a local holding a function gives all its values', 'local f = function() return 1, 2 end local x, y = f() return y'],
   [
