@@ -11,8 +11,9 @@
  * detected: parentheses around a call (`(f())`) keep one value in Lua, and luaparse drops them; none of the scripts
  * does that with a call that returns several values.
  *
- * Equality with Redis is tested, not assumed: the model-equivalence test runs its traces against a real redis-server
- * with both this and fengari, and the simulator's determinism test runs schedules with both and compares them.
+ * Equality with Redis is tested, not assumed: lua-semantics.e2e-spec.ts runs generated scripts of the covered
+ * language on this and on a real redis-server, the model-equivalence test runs its traces against a real
+ * redis-server with both this and fengari, and the simulator's determinism test runs schedules with both.
  */
 import luaparse from 'luaparse';
 import type * as Lua from 'luaparse';
