@@ -11,6 +11,8 @@
  */
 import { mulberry32 } from '../support/seeded-random.js';
 import { scriptEngine } from './lua/engines.js';
+import { redisArgumentString } from './lua/number-string.js';
+import { stringToNumber } from './lua/runtime.js';
 import { RedisError, type Reply, type ScriptEngine } from './redis-reply.js';
 
 export { RedisError, type Reply } from './redis-reply.js';
@@ -31,21 +33,27 @@ export interface NodeIdentity {
   readonly replId: string;
 }
 
-/** A score as Redis (7.0) prints it in a reply: `%.17g`, which for a whole number below 2^53 is its digits. */
+/** A score as Redis (7.0) prints it in a reply: `%.17g`. */
 function scoreString(score: number): string {
-  if (score === Infinity) return 'inf';
-  if (score === -Infinity) return '-inf';
-  if (Number.isInteger(score)) return String(score);
-  return String(Number(score.toPrecision(17)));
+  return redisArgumentString(score);
 }
 
+/**
+ * A score as Redis reads one (`string2d`): what strtod reads, with nothing before or after it, not NaN, and not a
+ * number that overflows to an infinity or underflows to zero (ERANGE). So `0x1p4` and `-0x10` are scores, ` 7`
+ * and `1e400` are not.
+ */
 function parseScore(text: string): number {
-  const lower = text.toLowerCase();
-  if (lower === '+inf' || lower === 'inf') return Infinity;
-  if (lower === '-inf') return -Infinity;
-  const n = Number(text);
-  if (text.trim() === '' || Number.isNaN(n)) throw new RedisError('ERR value is not a valid float');
-  return n;
+  const spaced = /^[ \t\n\v\f\r]|[ \t\n\v\f\r]$|\0/.test(text);
+  const n = spaced ? undefined : stringToNumber(text);
+  if (n === undefined || Number.isNaN(n)) throw new RedisError('ERR value is not a valid float');
+  const hex = /^[-+]?0[xX]/.test(text);
+  const mantissa = text.replace(/^[-+]?(0[xX])?/, '').replace(hex ? /[pP].*$/ : /[eE].*$/, '');
+  const overflow = !Number.isFinite(n) && !/inf/i.test(text);
+  const underflow = n === 0 && /[1-9a-fA-F]/.test(mantissa);
+  if (overflow || underflow) throw new RedisError('ERR value is not a valid float');
+  // A small sorted set (a listpack, as the lease's are) keeps -0 as the integer 0; only a big one keeps its sign.
+  return n === 0 ? 0 : n;
 }
 
 function parseRange(text: string): { value: number; exclusive: boolean } {
@@ -241,6 +249,7 @@ export class RedisModel {
         return value === undefined ? null : value.value;
       }
       case 'SET':
+        if (args.length !== 3) throw new RedisError('ERR SET options are not modelled');
         this.data.set(key, { type: 'string', value: args[2] });
         return { status: 'OK' };
       case 'DEL':

@@ -31,11 +31,17 @@ export class RedisServer {
   private constructor(
     readonly port: number,
     private readonly extraArgs: string[],
+    private readonly env: Record<string, string>,
   ) {}
 
-  /** Starts a server on a free port (or the given one) and waits until it accepts connections. */
-  static async start(options: { port?: number; args?: string[] } = {}): Promise<RedisServer> {
-    const server = new RedisServer(options.port ?? (await freePort()), options.args ?? []);
+  /**
+   * Starts a server on a free port (or the given one) and waits until it accepts connections; `env` adds to the
+   * environment it inherits (Redis takes its collation, which orders strings in Lua, from `LC_ALL` or `LANG`).
+   */
+  static async start(
+    options: { port?: number; args?: string[]; env?: Record<string, string> } = {},
+  ): Promise<RedisServer> {
+    const server = new RedisServer(options.port ?? (await freePort()), options.args ?? [], options.env ?? {});
     await server.launch();
     return server;
   }
@@ -99,7 +105,7 @@ export class RedisServer {
         'no',
         ...this.extraArgs,
       ],
-      { stdio: ['ignore', 'ignore', 'pipe'] },
+      { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...this.env } },
     );
     this.process = child;
     // A binary that cannot be started reports it as an 'error' event; unhandled, it would crash the test run.

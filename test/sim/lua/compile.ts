@@ -11,13 +11,15 @@
  * detected: parentheses around a call (`(f())`) keep one value in Lua, and luaparse drops them; none of the scripts
  * does that with a call that returns several values.
  *
- * Equality with Redis is tested, not assumed: the model-equivalence test runs its traces against a real redis-server
- * with both this and fengari, and the simulator's determinism test runs schedules with both and compares them.
+ * Equality with Redis is tested, not assumed: lua-semantics.e2e-spec.ts runs generated scripts of the covered
+ * language on this and on a real redis-server, the model-equivalence test runs its traces against a real
+ * redis-server with both this and fengari, and the simulator's determinism test runs schedules with both.
  */
 import luaparse from 'luaparse';
 import type * as Lua from 'luaparse';
 import { LIBRARY } from './library.js';
 import * as runtime from './runtime.js';
+import { UnsupportedLua } from './unsupported.js';
 
 /** A compiled script: `KEYS`, `ARGV` and `redis.call`, its return value as a Lua value. */
 export type CompiledScript = (
@@ -26,8 +28,7 @@ export type CompiledScript = (
   redisCall: (...args: unknown[]) => unknown,
 ) => unknown;
 
-/** A construct of the script that the compiler does not cover: a fault of the simulator, not of the script. */
-export class UnsupportedLua extends Error {}
+export { UnsupportedLua };
 
 export function compileLua(source: string): CompiledScript {
   const chunk = luaparse.parse(source, { luaVersion: '5.1', encodingMode: 'pseudo-latin1', comments: false });
@@ -50,6 +51,7 @@ export function compileLua(source: string): CompiledScript {
 const RUNTIME_NAMES = [
   'LuaTable',
   'LuaMulti',
+  'NONE',
   'first',
   'all',
   'add',
@@ -58,6 +60,7 @@ const RUNTIME_NAMES = [
   'div',
   'mod',
   'neg',
+  'pow',
   'concat',
   'lt',
   'le',
@@ -84,6 +87,8 @@ class Compiler {
   private scopes: Scope[] = [];
   private counter = 0;
   private temps: string[][] = [];
+  /** The signs of the zero constants of each function being compiled (see {@link Compiler.constant}). */
+  private zeros: Set<string>[] = [];
 
   libraryAlias(name: string): string {
     return `lib_${name.replace('.', '_')}`;
@@ -98,13 +103,16 @@ class Compiler {
   /** A function's parameters and its block (the chunk is a function): its temporaries, its statements. */
   functionBlock(parameters: Lua.Identifier[], body: Lua.Statement[]): { params: string[]; block: string } {
     this.temps.push([]);
+    this.zeros.push(new Set());
     this.scopes.push(new Map());
     const params = parameters.map((p) => this.declare(p.name).js);
     const statements = this.block(body, false);
     this.scopes.pop();
+    this.zeros.pop();
     const temps = this.temps.pop()!;
     const declared = temps.length > 0 ? `let ${temps.join(', ')};\n` : '';
-    return { params, block: `{\n${declared}${statements}}` };
+    // Falling off the end returns no value.
+    return { params, block: `{\n${declared}${statements}return NONE;\n}` };
   }
 
   private declare(name: string, multi?: boolean): Binding {
@@ -173,7 +181,12 @@ class Compiler {
 
   private local(node: Lua.LocalStatement): string {
     const values = this.valueList(node.init, node.variables.length);
-    const names = node.variables.map((v) => this.declare(v.name, this.mayReturnMany(node.init[0])).js);
+    // A local that holds a function as it is declared gives what the function's returns give; any other may
+    // hold anything.
+    const names = node.variables.map((v, i) => {
+      const init = node.init[i];
+      return this.declare(v.name, init?.type === 'FunctionDeclaration' ? returnsMany(init.body) : undefined).js;
+    });
     return `${values.setup}let ${names.map((n, i) => `${n} = ${values.items[i]}`).join(', ')};\n${values.rest}`;
   }
 
@@ -181,17 +194,36 @@ class Compiler {
     const values = this.valueList(node.init, node.variables.length);
     if (node.variables.length === 1)
       return `${values.setup}${this.store(node.variables[0], values.items[0])}${values.rest}`;
-    // Every value first, then every store, as Lua does (`a, b = b, a` swaps).
+    // As Lua 5.1 runs `a, t[i] = x, y`: the tables and keys of the targets first, then every value, then the stores
+    // from the last target to the first (`a, a = 1, 2` leaves 1; `i, t[i] = i + 1, 20` sets t at the old i).
+    const targets = node.variables.map((v) => this.target(v));
     const temps = values.items.map((item) => {
       const t = this.temp();
       return { t, code: `${t} = ${item};\n` };
     });
     return (
+      targets.map((x) => x.setup).join('') +
       values.setup +
       temps.map((x) => x.code).join('') +
       values.rest +
-      node.variables.map((v, i) => this.store(v, temps[i].t)).join('')
+      targets
+        .map((x, i) => x.store(temps[i].t))
+        .reverse()
+        .join('')
     );
+  }
+
+  /** An assignment's target, its table and key evaluated now, stored to later. */
+  private target(target: Lua.Expression): { setup: string; store: (value: string) => string } {
+    if (target.type === 'Identifier') return { setup: '', store: (value) => this.store(target, value) };
+    const [table, key] = [this.temp(), this.temp()];
+    let setup: string;
+    if (target.type === 'IndexExpression') {
+      setup = `${table} = ${this.expression(target.base)}; ${key} = ${this.expression(target.index)};\n`;
+    } else if (target.type === 'MemberExpression' && target.indexer === '.') {
+      setup = `${table} = ${this.expression(target.base)}; ${key} = ${JSON.stringify(target.identifier.name)};\n`;
+    } else throw new UnsupportedLua(`assignment to a ${target.type}`);
+    return { setup, store: (value) => `setIndex(${table}, ${key}, ${value});\n` };
   }
 
   private store(target: Lua.Expression, value: string): string {
@@ -199,6 +231,8 @@ class Compiler {
       const binding = this.lookup(target.name);
       if (binding === undefined)
         throw new UnsupportedLua(`assignment to the global '${target.name}' (Redis refuses it)`);
+      // Its calls were compiled as giving one value, which another function may not.
+      if (binding.multi === false) throw new UnsupportedLua(`assignment to '${target.name}', a local function`);
       return `${binding.js} = ${value};\n`;
     }
     if (target.type === 'IndexExpression') {
@@ -240,7 +274,7 @@ class Compiler {
     }
     // Declared before its body, so that it can call itself.
     const binding = this.declare(node.identifier.name, returnsMany(node.body));
-    return `const ${binding.js} = ${this.functionBody(node.parameters as Lua.Identifier[], node.body)};\n`;
+    return `let ${binding.js} = ${this.functionBody(node.parameters as Lua.Identifier[], node.body)};\n`;
   }
 
   private ifStatement(node: Lua.IfStatement): string {
@@ -265,7 +299,13 @@ class Compiler {
     const body = this.block(node.body);
     this.scopes.pop();
     const test = node.step ? `(${step} > 0 ? ${i} <= ${limit} : ${i} >= ${limit})` : `${i} <= ${limit}`;
-    return `${setup}for (${i} = ${start}; ${test}; ${i} += ${step}) {\nconst ${variable} = ${i};\n${body}}\n`;
+    // As Lua 5.1 counts: from start - step, adding the step before each test, so the first value is
+    // (start - step) + step (`for i = 0.1, 1` starts at 0.09999999999999998). The variable is a copy of the count,
+    // which the body may change without changing the count.
+    return (
+      `${setup}for (${i} = ${start} - ${step}; (${i} += ${step}), ${test}; ) {\n` +
+      `let ${variable} = ${i};\n${body}}\n`
+    );
   }
 
   private forGeneric(node: Lua.ForGenericStatement): string {
@@ -276,7 +316,7 @@ class Compiler {
     const body = this.block(node.body);
     this.scopes.pop();
     const bind = names
-      .map((n, k) => `const ${n} = ${k === 0 ? `first(${r})` : `(${r} instanceof LuaMulti ? ${r}[${k}] : undefined)`};`)
+      .map((n, k) => `let ${n} = ${k === 0 ? `first(${r})` : `(${r} instanceof LuaMulti ? ${r}[${k}] : undefined)`};`)
       .join('\n');
     return (
       `${values.setup}${f} = ${values.items[0]}; ${s} = ${values.items[1]}; ${control} = ${values.items[2]};\n${values.rest}` +
@@ -287,7 +327,7 @@ class Compiler {
 
   /** A return's values: one as it is (a call's every value), several as a LuaMulti. */
   private returned(expressions: Lua.Expression[]): string {
-    if (expressions.length === 0) return 'undefined';
+    if (expressions.length === 0) return 'NONE';
     if (expressions.length === 1) {
       const [only] = expressions;
       return this.isCall(only) ? this.call(only as Lua.CallExpression) : this.expression(only);
@@ -337,6 +377,8 @@ class Compiler {
 
   /** One value. */
   private expression(node: Lua.Expression): string {
+    const folded = foldConstant(node);
+    if (folded !== undefined) return this.constant(folded);
     switch (node.type) {
       case 'NilLiteral':
         return 'undefined';
@@ -372,6 +414,22 @@ class Compiler {
       default:
         throw new UnsupportedLua(`${node.type} is not supported by the simulator's compiled scripts`);
     }
+  }
+
+  /**
+   * A number the Lua 5.1 compiler makes a constant of its function. Its constants are kept in a table keyed by value,
+   * where 0 and -0 are one key: whichever comes first stands for both (`local a = 0; return -0 .. ""` gives "0").
+   * Which one comes first is the order of Lua's code generator, not modelled: a function with both is refused.
+   */
+  private constant(value: number): string {
+    if (value === 0) {
+      const zeros = this.zeros[this.zeros.length - 1];
+      zeros.add(Object.is(value, -0) ? '-0' : '0');
+      if (zeros.size > 1)
+        throw new UnsupportedLua('the constants 0 and -0 in one function (Lua 5.1 keeps one for both)');
+    }
+    if (Object.is(value, -0)) return '(-0)';
+    return `(${String(value)})`;
   }
 
   private identifier(name: string): string {
@@ -437,7 +495,7 @@ class Compiler {
       case '%':
         return `mod(${a}, ${b})`;
       case '^':
-        return `Math.pow(arithmetic(${a}), arithmetic(${b}))`;
+        return `pow(${a}, ${b})`;
       case '..':
         return `concat(${a}, ${b})`;
       case '==':
@@ -490,6 +548,42 @@ class Compiler {
   }
 }
 
+/**
+ * The value of an expression the Lua 5.1 compiler folds into a constant (lcode.c, `constfolding`): a numeral, or an
+ * arithmetic operator or unary minus on folded operands, unless it divides by zero or gives NaN. Else undefined.
+ */
+function foldConstant(node: Lua.Expression): number | undefined {
+  if (node.type === 'NumericLiteral') return node.value;
+  if (node.type === 'UnaryExpression' && node.operator === '-') {
+    const a = foldConstant(node.argument);
+    return a === undefined ? undefined : -a;
+  }
+  if (node.type !== 'BinaryExpression' || !['+', '-', '*', '/', '%', '^'].includes(node.operator)) return undefined;
+  const a = foldConstant(node.left);
+  const b = foldConstant(node.right);
+  if (a === undefined || b === undefined) return undefined;
+  if ((node.operator === '/' || node.operator === '%') && b === 0) return undefined;
+  const value = foldOperator(node.operator, a, b);
+  return Number.isNaN(value) ? undefined : value;
+}
+
+function foldOperator(operator: string, a: number, b: number): number {
+  switch (operator) {
+    case '+':
+      return a + b;
+    case '-':
+      return a - b;
+    case '*':
+      return a * b;
+    case '/':
+      return a / b;
+    case '%':
+      return a - Math.floor(a / b) * b;
+    default:
+      return runtime.pow(a, b);
+  }
+}
+
 /** Whether an expression always yields a boolean (so JavaScript's own `!`, `&&` and `||` mean what Lua's do). */
 function isBoolean(node: Lua.Expression): boolean {
   if (node.type === 'BooleanLiteral') return true;
@@ -499,14 +593,17 @@ function isBoolean(node: Lua.Expression): boolean {
   return false;
 }
 
-/** Whether a function body may return more than one value (a list, or a call in the last place). */
+/**
+ * Whether a function body may return other than one value: a list, a call in the last place, a `return` of nothing,
+ * or an end that is not a `return` (it returns nothing).
+ */
 function returnsMany(body: Lua.Statement[]): boolean {
-  let many = false;
+  let many = body[body.length - 1]?.type !== 'ReturnStatement';
   const visit = (statements: Lua.Statement[]): void => {
     for (const s of statements) {
       if (s.type === 'ReturnStatement') {
         const last = s.arguments[s.arguments.length - 1];
-        if (s.arguments.length > 1 || (last !== undefined && last.type.endsWith('CallExpression'))) many = true;
+        if (s.arguments.length !== 1 || last.type.endsWith('CallExpression')) many = true;
       } else if (s.type === 'IfStatement') s.clauses.forEach((c) => visit(c.body));
       else if ('body' in s && Array.isArray(s.body) && s.type !== 'FunctionDeclaration') visit(s.body);
     }

@@ -9,8 +9,9 @@
  */
 import { RedisError, type CommandServer, type Reply, type ScriptEngine } from '../redis-reply.js';
 import { compileLua, type CompiledScript } from './compile.js';
-import { luaNumberString } from './number-string.js';
-import { LuaError, LuaTable } from './runtime.js';
+import { clientArgumentString, redisArgumentString } from './number-string.js';
+import { first, LuaError, LuaTable } from './runtime.js';
+import { UnsupportedLua } from './unsupported.js';
 
 export class CompiledEngine implements ScriptEngine {
   private readonly compiled = new Map<string, CompiledScript>();
@@ -20,11 +21,12 @@ export class CompiledEngine implements ScriptEngine {
   run(server: CommandServer, script: string, keys: readonly string[], args: readonly (string | number)[]): Reply {
     const fn = this.compile(script);
     const keyTable = new LuaTable(keys.map(toLuaString));
-    const argTable = new LuaTable(args.map((a) => (typeof a === 'number' ? luaNumberString(a) : toLuaString(a))));
+    const argTable = new LuaTable(args.map((a) => (typeof a === 'number' ? clientArgumentString(a) : toLuaString(a))));
     this.server = server;
     let value: unknown;
     try {
-      value = fn(keyTable, argTable, this.redisCall);
+      // Redis keeps the first of the values a script returns (`return f()` may give several).
+      value = first(fn(keyTable, argTable, this.redisCall));
     } catch (error) {
       if (error instanceof LuaError || error instanceof TypeError || error instanceof RangeError) {
         throw new RedisError(`ERR Error running script: ${error.message}`);
@@ -58,7 +60,7 @@ export class CompiledEngine implements ScriptEngine {
     const command: string[] = [];
     for (const arg of args) {
       if (typeof arg === 'string') command.push(fromLuaString(arg));
-      else if (typeof arg === 'number') command.push(luaNumberString(arg));
+      else if (typeof arg === 'number') command.push(redisArgumentString(arg));
       else throw new LuaError('Lua redis() command arguments must be strings or integers');
     }
     let reply: Reply;
@@ -81,22 +83,28 @@ function toLua(reply: Reply): unknown {
   return status;
 }
 
+/** The lowest 64-bit integer: what x86-64 makes of a double that C casts to `long long` and that does not fit. */
+const LLONG_MIN = -(2 ** 63);
+
 /** A script's value as a Redis reply. */
-function fromLua(value: unknown): Reply | RedisError {
-  if (typeof value === 'number') return Math.trunc(value);
+function fromLua(value: unknown, nested = false): Reply | RedisError {
+  // Redis casts a number to `long long`: truncated, and NaN, the infinities and whatever is out of range to LLONG_MIN.
+  if (typeof value === 'number') return value >= LLONG_MIN && value < 2 ** 63 ? Math.trunc(value) : LLONG_MIN;
   if (typeof value === 'string') return fromLuaString(value);
   if (typeof value === 'boolean') return value ? 1 : null;
   if (!(value instanceof LuaTable)) return null;
   const error = value.get('err');
-  if (typeof error === 'string') return new RedisError(fromLuaString(error));
+  if (typeof error === 'string') {
+    // In an array, Redis replies with the error as one of the items, which a reply here has no way to hold.
+    if (nested) throw new UnsupportedLua('an error table ({err = …}) inside a returned array');
+    return new RedisError(fromLuaString(error));
+  }
   const status = value.get('ok');
   if (typeof status === 'string') return { status: fromLuaString(status) };
   const out: Reply[] = [];
   for (const item of value.array) {
     if (item === undefined) break;
-    const converted = fromLua(item);
-    if (converted instanceof RedisError) return converted;
-    out.push(converted);
+    out.push(fromLua(item, true) as Reply);
   }
   return out;
 }

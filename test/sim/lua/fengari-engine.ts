@@ -16,7 +16,7 @@ import fengariObject from 'fengari/src/lobject.js';
 import fengariString from 'fengari/src/lstring.js';
 import fengariState from 'fengari/src/lstate.js';
 import { RedisError, type CommandServer, type Reply, type ScriptEngine } from '../redis-reply.js';
-import { luaNumberString } from './number-string.js';
+import { clientArgumentString, luaNumberString, redisArgumentString } from './number-string.js';
 
 const { lua, lauxlib, lualib, to_luastring, to_jsstring } = fengari as unknown as FengariModule;
 
@@ -124,7 +124,7 @@ export class FengariEngine implements ScriptEngine {
     const args: string[] = [];
     for (let i = 1; i <= n; i++) {
       const type = lua.lua_type(L, i);
-      if (type === lua.LUA_TNUMBER) args.push(luaNumberString(lua.lua_tonumber(L, i)));
+      if (type === lua.LUA_TNUMBER) args.push(redisArgumentString(lua.lua_tonumber(L, i)));
       else if (type === lua.LUA_TSTRING) args.push(jsString(lua.lua_tostring(L, i)));
       else return lauxlib.luaL_error(L, to_luastring('Lua redis() command arguments must be strings or integers'));
     }
@@ -198,7 +198,7 @@ export class FengariEngine implements ScriptEngine {
     lua.lua_createtable(L, values.length, 0);
     for (let i = 0; i < values.length; i++) {
       const value = values[i];
-      pushString(L, typeof value === 'number' ? luaNumberString(value) : value);
+      pushString(L, typeof value === 'number' ? clientArgumentString(value) : value);
       lua.lua_rawseti(L, -2, i + 1);
     }
     lua.lua_setglobal(L, name);

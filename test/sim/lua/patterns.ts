@@ -1,11 +1,13 @@
 /**
  * Lua patterns as JavaScript regular expressions, for `string.match` and `string.gmatch` in compiled scripts. Lua's
  * matcher backtracks as JavaScript's does for the parts translated here: single-character classes (`.`, `%a`, sets)
- * with `*`, `+`, `-` (lazy) and `?`, captures, and the anchors `^` and `$`. What has no such translation (`%b`, `%f`,
- * back-references, position captures, an upper-case class inside a set other than `%D` and `%S`) is refused when
+ * with `*`, `+`, `-` (lazy) and `?`, captures (a position capture `()` as an empty group whose index is read back),
+ * and the anchors `^` and `$`. What has no such translation (`%b`, `%f`,
+ * back-references, an upper-case class inside a set other than `%D` and `%S`) is refused when
  * the pattern is first used, so a script that needs it fails loudly rather than matching differently.
  */
 import { LuaError } from './runtime.js';
+import { UnsupportedLua } from './unsupported.js';
 
 const CLASSES: Record<string, string> = {
   a: 'A-Za-z',
@@ -19,34 +21,56 @@ const CLASSES: Record<string, string> = {
   x: '0-9A-Fa-f',
 };
 
-const cache = new Map<string, { anchored: RegExp; search: RegExp; captures: number }>();
+/** A translated pattern: its captures, and which of them (1-based) are positions. */
+export interface CompiledPattern {
+  anchored: RegExp;
+  search: RegExp;
+  captures: number;
+  positions: number[];
+}
+
+const cache = new Map<string, CompiledPattern>();
 
 /** The regular expressions for a pattern: one that matches from a given index on, one that searches (`g`). */
-export function compilePattern(pattern: string): { anchored: RegExp; search: RegExp; captures: number } {
+export function compilePattern(pattern: string): CompiledPattern {
   let compiled = cache.get(pattern);
   if (compiled === undefined) {
-    const { source, captures, anchoredAtStart } = translate(pattern);
+    const { source, captures, positions, anchoredAtStart } = translate(pattern);
+    // `d`: the indices of the groups, for the position captures.
+    const d = positions.length > 0 ? 'd' : '';
     compiled = {
-      anchored: new RegExp(source, 'y'),
-      search: anchoredAtStart ? new RegExp(source, 'y') : new RegExp(source, 'g'),
+      anchored: new RegExp(source, `y${d}`),
+      search: new RegExp(source, `${anchoredAtStart ? 'y' : 'g'}${d}`),
       captures,
+      positions,
     };
     cache.set(pattern, compiled);
   }
   return compiled;
 }
 
-function translate(pattern: string): { source: string; captures: number; anchoredAtStart: boolean } {
+function translate(pattern: string): {
+  source: string;
+  captures: number;
+  positions: number[];
+  anchoredAtStart: boolean;
+} {
   let i = 0;
   let out = '';
   let captures = 0;
+  const positions: number[] = [];
   let open = 0;
   const anchoredAtStart = pattern.startsWith('^');
   if (anchoredAtStart) i = 1;
   while (i < pattern.length) {
     const c = pattern[i];
     if (c === '(') {
-      if (pattern[i + 1] === ')') throw unsupported(pattern, 'position captures');
+      if (pattern[i + 1] === ')') {
+        out += '()';
+        positions.push(++captures);
+        i += 2;
+        continue;
+      }
       out += '(';
       captures++;
       open++;
@@ -91,7 +115,7 @@ function translate(pattern: string): { source: string; captures: number; anchore
     out += atom;
   }
   if (open !== 0) throw new LuaError(`unfinished capture in '${pattern}'`);
-  return { source: out, captures, anchoredAtStart };
+  return { source: out, captures, positions, anchoredAtStart };
 }
 
 function classAtom(e: string, pattern: string): string {
@@ -150,6 +174,6 @@ function escapeInSet(c: string): string {
   return /[\\\]^-]/.test(c) ? `\\${c}` : c;
 }
 
-function unsupported(pattern: string, what: string): LuaError {
-  return new LuaError(`pattern '${pattern}': ${what} is not supported by the simulator's compiled scripts`);
+function unsupported(pattern: string, what: string): UnsupportedLua {
+  return new UnsupportedLua(`pattern '${pattern}': ${what} is not supported by the simulator's compiled scripts`);
 }
