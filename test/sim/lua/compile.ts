@@ -14,9 +14,14 @@
  * Equality with Redis is tested, not assumed: lua-semantics.e2e-spec.ts runs generated scripts of the covered
  * language on this and on a real redis-server, the model-equivalence test runs its traces against a real
  * redis-server with both this and fengari, and the simulator's determinism test runs schedules with both.
+ *
+ * The compiler is in three files: this one, with compileLua and the statements; compile-expressions.ts, the base
+ * class with the scopes, the temporaries and the expressions; ast.ts, the pure functions over luaparse's nodes.
  */
 import luaparse from 'luaparse';
 import type * as Lua from 'luaparse';
+import { isCall, returnsMany } from './ast.js';
+import { ExpressionCompiler } from './compile-expressions.js';
 import { LIBRARY } from './library.js';
 import * as runtime from './runtime.js';
 import { UnsupportedLua } from './unsupported.js';
@@ -72,30 +77,9 @@ const RUNTIME_NAMES = [
   'arithmetic',
 ];
 
-const GLOBAL_TABLES = new Set(['redis', 'math', 'string', 'table']);
-
-interface Binding {
-  readonly js: string;
-  /** For a local function: whether it may return more than one value. */
-  readonly multi?: boolean;
-}
-
-type Scope = Map<string, Binding>;
-
-class Compiler {
-  readonly libraryUsed = new Set<string>();
-  private scopes: Scope[] = [];
-  private counter = 0;
-  private temps: string[][] = [];
-  /** The signs of the zero constants of each function being compiled (see {@link Compiler.constant}). */
-  private zeros: Set<string>[] = [];
-
-  libraryAlias(name: string): string {
-    return `lib_${name.replace('.', '_')}`;
-  }
-
+class Compiler extends ExpressionCompiler {
   /** A function as a JavaScript arrow function. */
-  private functionBody(parameters: Lua.Identifier[], body: Lua.Statement[]): string {
+  protected functionBody(parameters: Lua.Identifier[], body: Lua.Statement[]): string {
     const { params, block } = this.functionBlock(parameters, body);
     return `(${params.join(', ')}) => ${block}`;
   }
@@ -113,26 +97,6 @@ class Compiler {
     const declared = temps.length > 0 ? `let ${temps.join(', ')};\n` : '';
     // Falling off the end returns no value.
     return { params, block: `{\n${declared}${statements}return NONE;\n}` };
-  }
-
-  private declare(name: string, multi?: boolean): Binding {
-    const binding = { js: `${name.replace(/[^A-Za-z0-9_]/g, '_')}$${this.counter++}`, multi };
-    this.scopes[this.scopes.length - 1].set(name, binding);
-    return binding;
-  }
-
-  private lookup(name: string): Binding | undefined {
-    for (let i = this.scopes.length - 1; i >= 0; i--) {
-      const found = this.scopes[i].get(name);
-      if (found !== undefined) return found;
-    }
-    return undefined;
-  }
-
-  private temp(): string {
-    const name = `$t${this.counter++}`;
-    this.temps[this.temps.length - 1].push(name);
-    return name;
   }
 
   private block(statements: Lua.Statement[], scoped = true): string {
@@ -255,7 +219,7 @@ class Compiler {
     expressions.forEach((e, i) => {
       const last = i === expressions.length - 1;
       if (i >= count) {
-        rest += `${this.isCall(e) ? this.call(e as Lua.CallExpression) : this.expression(e)};\n`;
+        rest += `${isCall(e) ? this.call(e as Lua.CallExpression) : this.expression(e)};\n`;
       } else if (last && count > expressions.length && this.mayReturnMany(e)) {
         const t = this.temp();
         setup += `${t} = all(${this.call(e as Lua.CallExpression)});\n`;
@@ -330,293 +294,8 @@ class Compiler {
     if (expressions.length === 0) return 'NONE';
     if (expressions.length === 1) {
       const [only] = expressions;
-      return this.isCall(only) ? this.call(only as Lua.CallExpression) : this.expression(only);
+      return isCall(only) ? this.call(only as Lua.CallExpression) : this.expression(only);
     }
     return `LuaMulti.of(${this.spreadList(expressions)})`;
   }
-
-  /** Arguments or table items: the last one, if a call, spreads all its values. */
-  private spreadList(expressions: Lua.Expression[]): string {
-    return expressions
-      .map((e, i) =>
-        i === expressions.length - 1 && this.mayReturnMany(e)
-          ? `...all(${this.call(e as Lua.CallExpression)})`
-          : this.expression(e),
-      )
-      .join(', ');
-  }
-
-  private isCall(node: Lua.Expression): boolean {
-    return (
-      node.type === 'CallExpression' || node.type === 'StringCallExpression' || node.type === 'TableCallExpression'
-    );
-  }
-
-  /** Whether a call may give more than one value (a local function that never does, or redis.call, do not). */
-  private mayReturnMany(node: Lua.Expression | undefined): boolean {
-    if (node === undefined || !this.isCall(node)) return false;
-    const base = (node as Lua.CallExpression).base;
-    if (base.type === 'Identifier') {
-      const binding = this.lookup(base.name);
-      if (binding !== undefined) return binding.multi !== false;
-      return false;
-    }
-    if (base.type === 'MemberExpression' && base.base.type === 'Identifier' && !this.lookup(base.base.name)) {
-      return `${base.base.name}.${base.identifier.name}` === 'string.match';
-    }
-    return true;
-  }
-
-  /** A condition as a JavaScript boolean (nil and false are false, everything else true). */
-  private condition(node: Lua.Expression): string {
-    const code = this.expression(node);
-    if (isBoolean(node)) return code;
-    const t = this.temp();
-    return `((${t} = ${code}) !== undefined && ${t} !== false)`;
-  }
-
-  /** One value. */
-  private expression(node: Lua.Expression): string {
-    const folded = foldConstant(node);
-    if (folded !== undefined) return this.constant(folded);
-    switch (node.type) {
-      case 'NilLiteral':
-        return 'undefined';
-      case 'BooleanLiteral':
-        return String(node.value);
-      case 'NumericLiteral':
-        return `(${String(node.value)})`;
-      case 'StringLiteral':
-        if (node.value === null) throw new UnsupportedLua('a string literal without a value');
-        return JSON.stringify(node.value);
-      case 'Identifier':
-        return this.identifier(node.name);
-      case 'MemberExpression':
-        return this.member(node);
-      case 'IndexExpression':
-        return `index(${this.expression(node.base)}, ${this.expression(node.index)})`;
-      case 'CallExpression':
-      case 'StringCallExpression':
-      case 'TableCallExpression': {
-        const code = this.call(node as Lua.CallExpression);
-        return this.mayReturnMany(node) ? `first(${code})` : code;
-      }
-      case 'FunctionDeclaration':
-        return `(${this.functionBody(node.parameters as Lua.Identifier[], node.body)})`;
-      case 'TableConstructorExpression':
-        return this.table(node);
-      case 'BinaryExpression':
-        return this.binary(node);
-      case 'LogicalExpression':
-        return this.logical(node);
-      case 'UnaryExpression':
-        return this.unary(node);
-      default:
-        throw new UnsupportedLua(`${node.type} is not supported by the simulator's compiled scripts`);
-    }
-  }
-
-  /**
-   * A number the Lua 5.1 compiler makes a constant of its function. Its constants are kept in a table keyed by value,
-   * where 0 and -0 are one key: whichever comes first stands for both (`local a = 0; return -0 .. ""` gives "0").
-   * Which one comes first is the order of Lua's code generator, not modelled: a function with both is refused.
-   */
-  private constant(value: number): string {
-    if (value === 0) {
-      const zeros = this.zeros[this.zeros.length - 1];
-      zeros.add(Object.is(value, -0) ? '-0' : '0');
-      if (zeros.size > 1)
-        throw new UnsupportedLua('the constants 0 and -0 in one function (Lua 5.1 keeps one for both)');
-    }
-    if (Object.is(value, -0)) return '(-0)';
-    return `(${String(value)})`;
-  }
-
-  private identifier(name: string): string {
-    const binding = this.lookup(name);
-    if (binding !== undefined) return binding.js;
-    if (name === 'KEYS' || name === 'ARGV') return name;
-    if (Object.hasOwn(LIBRARY, name)) {
-      this.libraryUsed.add(name);
-      return this.libraryAlias(name);
-    }
-    throw new UnsupportedLua(`the global '${name}' (not in the simulator's library, or not a value by itself)`);
-  }
-
-  private member(node: Lua.MemberExpression): string {
-    if (node.indexer !== '.') throw new UnsupportedLua('method calls (a:b())');
-    if (node.base.type === 'Identifier' && !this.lookup(node.base.name) && GLOBAL_TABLES.has(node.base.name)) {
-      const name = `${node.base.name}.${node.identifier.name}`;
-      if (name === 'redis.call') return 'redisCall';
-      if (!Object.hasOwn(LIBRARY, name)) throw new UnsupportedLua(`'${name}' (not in the simulator's library)`);
-      this.libraryUsed.add(name);
-      return this.libraryAlias(name);
-    }
-    return `index(${this.expression(node.base)}, ${JSON.stringify(node.identifier.name)})`;
-  }
-
-  /** A call, every value it gives (a LuaMulti when several). */
-  private call(node: Lua.CallExpression): string {
-    const args = callArguments(node);
-    const list = this.spreadList(args);
-    const base = node.base;
-    const direct =
-      (base.type === 'Identifier' && this.lookup(base.name) === undefined) ||
-      (base.type === 'MemberExpression' && base.base.type === 'Identifier' && !this.lookup(base.base.name));
-    if (direct) return `${this.expression(base)}(${list})`;
-    return `call(${this.expression(base)}${list ? `, ${list}` : ''})`;
-  }
-
-  private table(node: Lua.TableConstructorExpression): string {
-    const positional = node.fields.filter((f) => f.type === 'TableValue');
-    const keyed = node.fields.filter((f) => f.type !== 'TableValue');
-    const array = `new LuaTable([${this.spreadList(positional.map((f) => f.value))}])`;
-    if (keyed.length === 0) return array;
-    const t = this.temp();
-    const sets = keyed.map((f) => {
-      const key = f.type === 'TableKeyString' ? JSON.stringify(f.key.name) : this.expression(f.key);
-      return `${t}.set(${key}, ${this.expression(f.value)})`;
-    });
-    return `(${t} = ${array}, ${sets.join(', ')}, ${t})`;
-  }
-
-  private binary(node: Lua.BinaryExpression): string {
-    const a = this.expression(node.left);
-    const b = this.expression(node.right);
-    switch (node.operator) {
-      case '+':
-        return `add(${a}, ${b})`;
-      case '-':
-        return `sub(${a}, ${b})`;
-      case '*':
-        return `mul(${a}, ${b})`;
-      case '/':
-        return `div(${a}, ${b})`;
-      case '%':
-        return `mod(${a}, ${b})`;
-      case '^':
-        return `pow(${a}, ${b})`;
-      case '..':
-        return `concat(${a}, ${b})`;
-      case '==':
-        return `(${a} === ${b})`;
-      case '~=':
-        return `(${a} !== ${b})`;
-      case '<':
-        return `lt(${a}, ${b})`;
-      case '<=':
-        return `le(${a}, ${b})`;
-      // Lua evaluates the left operand first here too; only the comparison is turned round.
-      case '>': {
-        const [x, y] = [this.temp(), this.temp()];
-        return `(${x} = ${a}, ${y} = ${b}, lt(${y}, ${x}))`;
-      }
-      case '>=': {
-        const [x, y] = [this.temp(), this.temp()];
-        return `(${x} = ${a}, ${y} = ${b}, le(${y}, ${x}))`;
-      }
-      default:
-        throw new UnsupportedLua(`the operator ${node.operator}`);
-    }
-  }
-
-  /** `and`/`or` give one of their operands, as Lua's do (not a boolean unless both are). */
-  private logical(node: Lua.LogicalExpression): string {
-    const a = this.expression(node.left);
-    const b = this.expression(node.right);
-    if (isBoolean(node.left)) return node.operator === 'and' ? `(${a} && ${b})` : `(${a} || ${b})`;
-    const t = this.temp();
-    const falsy = `(${t} = ${a}) === undefined || ${t} === false`;
-    return node.operator === 'and' ? `(${falsy} ? ${t} : ${b})` : `(${falsy} ? ${b} : ${t})`;
-  }
-
-  private unary(node: Lua.UnaryExpression): string {
-    const a = this.expression(node.argument);
-    switch (node.operator) {
-      case 'not': {
-        if (isBoolean(node.argument)) return `!${a}`;
-        const t = this.temp();
-        return `((${t} = ${a}) === undefined || ${t} === false)`;
-      }
-      case '-':
-        return `neg(${a})`;
-      case '#':
-        return `length(${a})`;
-      default:
-        throw new UnsupportedLua(`the operator ${node.operator as string}`);
-    }
-  }
-}
-
-/**
- * The value of an expression the Lua 5.1 compiler folds into a constant (lcode.c, `constfolding`): a numeral, or an
- * arithmetic operator or unary minus on folded operands, unless it divides by zero or gives NaN. Else undefined.
- */
-function foldConstant(node: Lua.Expression): number | undefined {
-  if (node.type === 'NumericLiteral') return node.value;
-  if (node.type === 'UnaryExpression' && node.operator === '-') {
-    const a = foldConstant(node.argument);
-    return a === undefined ? undefined : -a;
-  }
-  if (node.type !== 'BinaryExpression' || !['+', '-', '*', '/', '%', '^'].includes(node.operator)) return undefined;
-  const a = foldConstant(node.left);
-  const b = foldConstant(node.right);
-  if (a === undefined || b === undefined) return undefined;
-  if ((node.operator === '/' || node.operator === '%') && b === 0) return undefined;
-  const value = foldOperator(node.operator, a, b);
-  return Number.isNaN(value) ? undefined : value;
-}
-
-function foldOperator(operator: string, a: number, b: number): number {
-  switch (operator) {
-    case '+':
-      return a + b;
-    case '-':
-      return a - b;
-    case '*':
-      return a * b;
-    case '/':
-      return a / b;
-    case '%':
-      return a - Math.floor(a / b) * b;
-    default:
-      return runtime.pow(a, b);
-  }
-}
-
-/** Whether an expression always yields a boolean (so JavaScript's own `!`, `&&` and `||` mean what Lua's do). */
-function isBoolean(node: Lua.Expression): boolean {
-  if (node.type === 'BooleanLiteral') return true;
-  if (node.type === 'UnaryExpression') return node.operator === 'not';
-  if (node.type === 'BinaryExpression') return ['==', '~=', '<', '<=', '>', '>='].includes(node.operator);
-  if (node.type === 'LogicalExpression') return isBoolean(node.left) && isBoolean(node.right);
-  return false;
-}
-
-/**
- * Whether a function body may return other than one value: a list, a call in the last place, a `return` of nothing,
- * or an end that is not a `return` (it returns nothing).
- */
-function returnsMany(body: Lua.Statement[]): boolean {
-  let many = body[body.length - 1]?.type !== 'ReturnStatement';
-  const visit = (statements: Lua.Statement[]): void => {
-    for (const s of statements) {
-      if (s.type === 'ReturnStatement') {
-        const last = s.arguments[s.arguments.length - 1];
-        if (s.arguments.length !== 1 || last.type.endsWith('CallExpression')) many = true;
-      } else if (s.type === 'IfStatement') s.clauses.forEach((c) => visit(c.body));
-      else if ('body' in s && Array.isArray(s.body) && s.type !== 'FunctionDeclaration') visit(s.body);
-    }
-  };
-  visit(body);
-  return many;
-}
-
-/** A call's arguments: `f(a, b)`, `f'text'`, `f{...}`. */
-function callArguments(
-  node: Lua.CallExpression | Lua.StringCallExpression | Lua.TableCallExpression,
-): Lua.Expression[] {
-  if (node.type === 'CallExpression') return node.arguments;
-  if (node.type === 'StringCallExpression') return [node.argument];
-  return [node.arguments];
 }
