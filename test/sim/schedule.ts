@@ -15,21 +15,22 @@ const holder = fc.nat(3);
 const at = fc.integer({ min: 0, max: FAULT_WINDOW_MS - 1 });
 const shortMs = fc.integer({ min: 50, max: 6000 });
 /**
- * How long a holder may go on using the old primary after a failover. Without Sentinels to confirm the master the
- * lease is safe while that is shorter than the settling less a TTL and a renewal; with them, for any time (the
- * confirmation fails once a majority names the promoted one, and the holder fences).
+ * How long a holder may go on using the old primary after a failover, behind Sentinels: for any time, since the
+ * confirmation fails once a majority names the promoted one, and the holder fences. Without Sentinels no holder keeps
+ * the old primary: that split brain is outside what the lease promises (the README's limits), however short. A
+ * stale holder's claim there succeeds once a lease there lapsed, on the ID of a holder that moved on and took it back
+ * on the promoted side (`redis-topology.spec.ts` shows it with two failovers and a stale view of 5 s).
  */
-export const MAX_STALE_VIEW_MS = 6000;
 const MAX_STALE_VIEW_WITH_SENTINELS_MS = 25_000;
 
 /** A failover: the replica's lag, who keeps the old primary and how long, when each Sentinel names the new one. */
-function failoverArb(maxStaleMs: number): fc.Arbitrary<Fault> {
+function failoverArb(sentinels: boolean): fc.Arbitrary<Fault> {
   return fc.record({
     at,
     kind: fc.constant('failover' as const),
     lagMs: fc.integer({ min: 0, max: 3000 }),
-    stale: fc.uniqueArray(holder, { maxLength: 3 }),
-    staleMs: fc.integer({ min: 0, max: maxStaleMs }),
+    stale: sentinels ? fc.uniqueArray(holder, { maxLength: 3 }) : fc.constant<number[]>([]),
+    staleMs: sentinels ? fc.integer({ min: 0, max: MAX_STALE_VIEW_WITH_SENTINELS_MS }) : fc.constant(0),
     // Hello messages spread a failover within about 2 s; a Sentinel cut off from the others learns it later.
     sentinelDelays: fc.array(fc.oneof(fc.integer({ min: 0, max: 3000 }), fc.integer({ min: 0, max: 20_000 })), {
       minLength: 3,
@@ -111,7 +112,7 @@ const faultArbs: fc.Arbitrary<Fault>[] = [
     downs: fc.array(fc.integer({ min: 0, max: 400 }), { minLength: 4, maxLength: 4 }),
   }),
   fc.record({ at, kind: fc.constant('evict' as const), count: fc.integer({ min: 1, max: KEY_COUNT }) }),
-  failoverArb(MAX_STALE_VIEW_MS),
+  failoverArb(false),
   fc.record({
     at,
     kind: fc.constant('migrate' as const),
@@ -144,11 +145,7 @@ export function scheduleArbitrary(options: { rollbacks?: boolean; mix?: FaultMix
   const allowed = (options.mix?.kinds ?? FAULT_KINDS).filter((kind) => kind !== 'rollback' || options.rollbacks);
   const faultsFor = (sentinels: boolean) => {
     const arbs = FAULT_KINDS.map((kind, i) =>
-      kind === 'rollback'
-        ? rollbackArb
-        : kind === 'failover' && sentinels
-          ? failoverArb(MAX_STALE_VIEW_WITH_SENTINELS_MS)
-          : faultArbs[i],
+      kind === 'rollback' ? rollbackArb : kind === 'failover' && sentinels ? failoverArb(true) : faultArbs[i],
     );
     const fault = fc.oneof(...arbs.filter((_, i) => allowed.includes(FAULT_KINDS[i])));
     return fc.array(fault, { maxLength: options.mix?.maxFaults ?? 12 });
