@@ -44,6 +44,35 @@ class SimTimer {
   }
 }
 
+/**
+ * A timer's delay as Node sets it (lib/internal/timers.js): below 1 ms, above 2^31 - 1 ms or not a number, 1 ms. A
+ * loop that waits out a remainder below 1 ms thus moves on in Node; with the remainder as the delay, simulated time
+ * crept forward by ever smaller steps (a clock running slow left a remainder of a few thousandths of its last wait)
+ * until the steps fell below a double's resolution at this time of day, and the run stood still.
+ */
+export function nodeDelay(ms: unknown): number {
+  const delay = Number(ms);
+  return delay >= 1 && delay <= TIMEOUT_MAX_MS ? delay : 1;
+}
+
+const TIMEOUT_MAX_MS = 2 ** 31 - 1;
+
+/**
+ * Timers one run may fire: a schedule fires about 700, so far beyond that the run is in a loop of timers (a retry
+ * without back-off, a wait that never ends) and stops with {@link TimerStorm}, the same at every replay.
+ */
+const MAX_TIMERS_PER_RUN = 2_000_000;
+
+/** A run that fired more timers than any schedule needs: reported as a violation (liveness) with its seed. */
+export class TimerStorm extends Error {
+  constructor(
+    readonly fired: number,
+    readonly atMs: number,
+  ) {
+    super(`${fired} timers fired by ${atMs} ms of simulated time: a loop of timers that does not end`);
+  }
+}
+
 type TimerGlobals = Pick<typeof globalThis, 'setTimeout' | 'clearTimeout' | 'setInterval' | 'clearInterval'>;
 
 export class SimTime {
@@ -57,7 +86,10 @@ export class SimTime {
   /** Timers fired so far. */
   fired = 0;
 
-  constructor(startMs: number) {
+  constructor(
+    startMs: number,
+    private readonly maxTimers = MAX_TIMERS_PER_RUN,
+  ) {
     this.current = startMs;
   }
 
@@ -77,9 +109,9 @@ export class SimTime {
       dateNow: Date.now,
     };
     g.setTimeout = (callback: (...args: unknown[]) => void, ms?: number, ...args: unknown[]) =>
-      this.add(callback, ms, args, undefined);
+      this.add(callback, nodeDelay(ms), args, undefined);
     g.setInterval = (callback: (...args: unknown[]) => void, ms?: number, ...args: unknown[]) =>
-      this.add(callback, ms, args, Math.max(1, Number(ms) || 0));
+      this.add(callback, nodeDelay(ms), args, nodeDelay(ms));
     g.clearTimeout = g.clearInterval = (timer: unknown) => {
       if (timer instanceof SimTimer) timer.cancelled = true;
     };
@@ -116,7 +148,7 @@ export class SimTime {
         top.at = this.current + top.intervalMs;
         this.push(top);
       }
-      this.fired++;
+      if (++this.fired > this.maxTimers) throw new TimerStorm(this.fired, this.current);
       try {
         top.callback(...top.args);
       } catch (error) {
@@ -154,11 +186,10 @@ export class SimTime {
 
   private add(
     callback: (...args: unknown[]) => void,
-    ms: number | undefined,
+    delay: number,
     args: unknown[],
     intervalMs: number | undefined,
   ): SimTimer {
-    const delay = Math.max(0, Number(ms) || 0);
     const timer = new SimTimer(this.nextId++, this.current + delay, callback, args, intervalMs);
     this.push(timer);
     return timer;

@@ -48,7 +48,7 @@ import { mulberry32 } from '../support/seeded-random.js';
 import { scriptEngine, type EngineName } from './lua/engines.js';
 import { RedisModel, type NodeIdentity, type Reply, type Snapshot } from './redis-model.js';
 import { SimBackend, type ReplyTamper, type ScriptName, type SimLink } from './sim-backend.js';
-import { SimTime } from './sim-time.js';
+import { SimTime, TimerStorm } from './sim-time.js';
 
 export const TTL_MS = 3000;
 export const ID_COUNT = 4;
@@ -487,7 +487,12 @@ class World {
         if (holder.restartAt !== undefined && holder.restartAt <= t && !this.isPaused(holder)) this.start(holder);
         this.issue(holder);
       }
-      await this.time.advanceTo(START + t + STEP_MS);
+      try {
+        await this.time.advanceTo(START + t + STEP_MS);
+      } catch (error) {
+        if (!(error instanceof TimerStorm)) throw error;
+        this.fail('liveness', error.message);
+      }
     }
     if (this.violation === undefined) this.checkLiveness();
     let worstRecoveryMs = 0;
