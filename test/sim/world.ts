@@ -892,7 +892,7 @@ class World {
    */
   private sentinelLearns(i: number, node: RedisModel, address: string, epoch: number, afterMs: number): void {
     setTimeout(() => {
-      if (epoch >= this.sentinelViews[i].epoch) this.sentinelViews[i] = { runId: node.runId, address, epoch };
+      if (epoch > this.sentinelViews[i].epoch) this.sentinelViews[i] = { runId: node.runId, address, epoch };
     }, afterMs);
   }
 
@@ -1001,6 +1001,7 @@ class World {
       }
       case 'failover': {
         const old = this.model;
+        const oldAddress = this.masterAddress;
         const promoted = new RedisModel(
           () => this.time.now(),
           this.schedule.seed * 31 + ++this.nodes,
@@ -1012,10 +1013,14 @@ class World {
         const epoch = ++this.epoch;
         // A failover needs a majority of the Sentinels to see the master down and to authorise it: the majority that
         // learns of the new master first sees the old one down until then; the last Sentinel (cut off from the
-        // others, say) may still see it up.
+        // others, say) may still see it up. A Sentinel that authorises it knows the master it replaces, also one that
+        // had not yet heard of that master's own promotion (two failovers in quick succession): seeing a master down
+        // takes knowing it. Hearing of that earlier promotion afterwards changes nothing (its epoch is not newer).
         const delays = range(SENTINELS).map((i) => fault.sentinelDelays?.[i] ?? 0);
         const quorum = [...range(SENTINELS)].sort((a, b) => delays[a] - delays[b] || a - b).slice(0, MAJORITY);
-        for (const i of quorum) this.sentinelViews[i] = { ...this.sentinelViews[i], down: true };
+        for (const i of quorum) {
+          this.sentinelViews[i] = { runId: old.runId, address: oldAddress, epoch: epoch - 1, down: true };
+        }
         for (let i = 0; i < SENTINELS; i++) {
           this.sentinelLearns(i, promoted, this.masterAddress, epoch, delays[i]);
         }
