@@ -41,16 +41,21 @@ function trimFraction(text: string): string {
   return text.includes('.') ? text.replace(/0+$/, '').replace(/\.$/, '') : text;
 }
 
-/** Every decimal digit of a positive finite double, and the power of ten of the first one. */
-function exactDigits(x: number): { digits: string; exponent: number } {
+/** A positive finite double as `mantissa * 2^exponent`, exactly. */
+export function decompose(x: number): { mantissa: bigint; exponent: number } {
   const view = new DataView(new ArrayBuffer(8));
   view.setFloat64(0, x);
   const bits = view.getBigUint64(0);
   const biased = Number((bits >> 52n) & 0x7ffn);
   const fraction = bits & 0xfffffffffffffn;
-  // x = mantissa * 2^power, exactly.
-  const mantissa = biased === 0 ? fraction : fraction | (1n << 52n);
-  const power = biased === 0 ? -1074 : biased - 1075;
+  return biased === 0
+    ? { mantissa: fraction, exponent: -1074 }
+    : { mantissa: fraction | (1n << 52n), exponent: biased - 1075 };
+}
+
+/** Every decimal digit of a positive finite double, and the power of ten of the first one. */
+function exactDigits(x: number): { digits: string; exponent: number } {
+  const { mantissa, exponent: power } = decompose(x);
   if (power >= 0) {
     const digits = (mantissa << BigInt(power)).toString();
     return { digits, exponent: digits.length - 1 };

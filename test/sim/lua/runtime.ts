@@ -4,7 +4,7 @@
  * character per byte, a table is a {@link LuaTable}. Every operator checks its operands' types as Lua does and raises a
  * {@link LuaError} where Lua raises an error (JavaScript would go on with `NaN` or `"undefined"`).
  */
-import { luaNumberString } from './number-string.js';
+import { decompose, luaNumberString } from './number-string.js';
 import { UnsupportedLua } from './unsupported.js';
 
 /** A Lua runtime error: the script stops, and Redis answers with an error. */
@@ -257,18 +257,6 @@ function rounded(significand: bigint, scale: number): number {
   const powerOfTwo = (significand & (significand - 1n)) === 0n;
   if (value !== 0 && value < 2 ** -1022 && !powerOfTwo) throw new UnsupportedLua('a power below the normal doubles');
   return value;
-}
-
-/** A positive finite double as `mantissa * 2^exponent`, exactly. */
-function decompose(x: number): { mantissa: bigint; exponent: number } {
-  const view = new DataView(new ArrayBuffer(8));
-  view.setFloat64(0, x);
-  const bits = view.getBigUint64(0);
-  const biased = Number((bits >> 52n) & 0x7ffn);
-  const fraction = bits & 0xfffffffffffffn;
-  return biased === 0
-    ? { mantissa: fraction, exponent: -1074 }
-    : { mantissa: fraction | (1n << 52n), exponent: biased - 1075 };
 }
 
 /** `v * 2^k`, in steps that stay within the doubles' exponents (exact unless the result is subnormal). */
