@@ -5,9 +5,9 @@
 
 /**
  * How a claim says that no ID is free for it when that is not simply because every ID is held: the warning when it
- * starts to wait and `LeaseExhaustedError` when it gives up open alike. Each goes on with ` are held`, then says in
- * its own words what the other IDs are (passed over, or reserved after a data loss) and what it does next; those
- * words stay in one literal with their neighbours, so that docs/operations.md can quote the warning as printed.
+ * starts to wait and `LeaseExhaustedError` when it gives up both open with this. Each goes on with ` are held`, then
+ * says in its own words what the other IDs are (passed over, or reserved after a data loss) and what it does next;
+ * those words stay in one literal with their neighbours, so that docs/operations.md can quote the warning as printed.
  */
 export function noneFreeOpening(namespace: string, held: number, idCount: number): string {
   return `No worker ID of namespace "${namespace}" is free for this instance: ${held} of ${idCount}`;
