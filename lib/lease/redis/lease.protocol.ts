@@ -1,11 +1,11 @@
 import type { LeaseKeys } from '../lease.keys.js';
 import type { LeaseSettings } from '../lease.settings.js';
-import { claimArgs, decodeClaim, type ClaimReply, type ClaimRequest } from './scripts/claim.script.js';
+import { claimArgs, decodeClaim, type ClaimReply, type ClaimRequest } from './scripts/claim.reply.js';
 import { decodeNote, noteArgs, type NoteReply } from './scripts/note.script.js';
 import { decodeRelease, releaseArgs, type ReleaseReply } from './scripts/release.script.js';
 import { decodeRenew, renewArgs, type RenewReply, type RenewRequest } from './scripts/renew.script.js';
 
-export type { ClaimReply, ClaimRequest } from './scripts/claim.script.js';
+export type { ClaimReply, ClaimRequest } from './scripts/claim.reply.js';
 export type { NoteReply } from './scripts/note.script.js';
 export type { ServerStamp } from './scripts/prelude.lua.js';
 export type { ReleaseReply } from './scripts/release.script.js';
