@@ -27,10 +27,12 @@ export interface Snapshot {
   readonly data: ReadonlyMap<string, Value>;
 }
 
-/** A Redis process's identity as the scripts read it (`INFO`). */
+/** A Redis process's identity as the scripts read it (`INFO`), and its host's clock as `TIME` reads it. */
 export interface NodeIdentity {
   readonly runId: string;
   readonly replId: string;
+  /** The host's clock minus the simulation's true time (ms). */
+  readonly clockOffsetMs: number;
 }
 
 /** A score as Redis (7.0) prints it in a reply: `%.17g`. */
@@ -147,11 +149,12 @@ export class RedisModel {
   moveToAnotherNode(to: NodeIdentity = this.anotherNode()): void {
     this.runId = to.runId;
     this.replId = to.replId;
+    this.clockOffsetMs = to.clockOffsetMs;
   }
 
-  /** The identity of another Redis process (a slot migration's importing node). */
-  anotherNode(): NodeIdentity {
-    return { runId: randomHex(this.random), replId: randomHex(this.random) };
+  /** The identity of another Redis process (a slot migration's importing node), on a host with this clock. */
+  anotherNode(clockOffsetMs = this.clockOffsetMs): NodeIdentity {
+    return { runId: randomHex(this.random), replId: randomHex(this.random), clockOffsetMs };
   }
 
   /**
@@ -159,14 +162,16 @@ export class RedisModel {
    * moved there: the same keys (this keyspace holds both nodes' keys of the slot), another process's `run_id`.
    */
   evalOn(node: NodeIdentity, script: string, keys: readonly string[], args: readonly (string | number)[]): Reply {
-    const own = { runId: this.runId, replId: this.replId };
+    const own = { runId: this.runId, replId: this.replId, clockOffsetMs: this.clockOffsetMs };
     this.runId = node.runId;
     this.replId = node.replId;
+    this.clockOffsetMs = node.clockOffsetMs;
     try {
       return this.eval(script, keys, args);
     } finally {
       this.runId = own.runId;
       this.replId = own.replId;
+      this.clockOffsetMs = own.clockOffsetMs;
     }
   }
 

@@ -5,7 +5,7 @@
 import fc from 'fast-check';
 import type { EngineName } from './lua/engines.js';
 import { describeFigures, noFigures, type SearchFigures } from './report-figures.mjs';
-import { ID_COUNT } from './world.js';
+import { ID_COUNT, redisClockBandMs } from './world.js';
 import { runSchedule, type Fault, type PlantedBug, type RunResult, type Schedule, type Violation } from './world.js';
 
 const FAULT_WINDOW_MS = 30_000;
@@ -39,7 +39,7 @@ function failoverArb(sentinels: boolean): fc.Arbitrary<Fault> {
   });
 }
 
-/** The kind each entry of {@link faultArbs} generates, in order. */
+/** The kind each entry of {@link faultArbs} generates, in order; then the Redis clock's steps, drawn apart. */
 export const FAULT_KINDS: Fault['kind'][] = [
   'kill',
   'shutdown',
@@ -57,6 +57,7 @@ export const FAULT_KINDS: Fault['kind'][] = [
   'failover',
   'migrate',
   'rollback',
+  'redis-clock',
 ];
 
 const faultArbs: fc.Arbitrary<Fault>[] = [
@@ -144,12 +145,22 @@ export interface FaultMix {
 export function scheduleArbitrary(options: { rollbacks?: boolean; mix?: FaultMix } = {}): fc.Arbitrary<Schedule> {
   const allowed = (options.mix?.kinds ?? FAULT_KINDS).filter((kind) => kind !== 'rollback' || options.rollbacks);
   const faultsFor = (sentinels: boolean) => {
-    const arbs = FAULT_KINDS.map((kind, i) =>
+    const arbs = FAULT_KINDS.filter((kind) => kind !== 'redis-clock').map((kind, i) =>
       kind === 'rollback' ? rollbackArb : kind === 'failover' && sentinels ? failoverArb(true) : faultArbs[i],
     );
     const fault = fc.oneof(...arbs.filter((_, i) => allowed.includes(FAULT_KINDS[i])));
     return fc.array(fault, { maxLength: options.mix?.maxFaults ?? 12 });
   };
+  // The Redis clocks come last, so that they leave every other draw of a seed as it was: the skew of each host that
+  // serves the namespace in turn, and up to two steps of the serving one, each as a fraction (in 1/500ths, either way)
+  // of the band a schedule's holders leave them (redisClockBandMs).
+  const fraction = fc.integer({ min: -500, max: 500 });
+  const redisClocks = fc.record({
+    skews: fc.array(fraction, { minLength: 1, maxLength: 3 }),
+    steps: allowed.includes('redis-clock')
+      ? fc.array(fc.record({ at, to: fraction }), { maxLength: 2 })
+      : fc.constant<{ at: number; to: number }[]>([]),
+  });
   const sentinels = options.mix?.sentinels === undefined ? fc.boolean() : fc.constant(options.mix.sentinels);
   return fc
     .record({
@@ -160,8 +171,19 @@ export function scheduleArbitrary(options: { rollbacks?: boolean; mix?: FaultMix
       }),
       faultWindowMs: fc.constant(FAULT_WINDOW_MS),
       withSentinels: sentinels.chain((on) => fc.record({ sentinels: fc.constant(on), faults: faultsFor(on) })),
+      redisClocks,
     })
-    .map(({ withSentinels, ...rest }) => ({ ...rest, ...withSentinels }));
+    .map(({ withSentinels, redisClocks: { skews, steps }, ...rest }) => {
+      const band = redisClockBandMs(rest.holders);
+      const ms = (fraction: number) => Math.round((fraction * band) / 500);
+      const clockSteps = steps.map(({ at, to }): Fault => ({ at, kind: 'redis-clock', toMs: ms(to) }));
+      return {
+        ...rest,
+        ...withSentinels,
+        faults: [...withSentinels.faults, ...clockSteps],
+        redisSkewsMs: skews.map(ms),
+      };
+    });
 }
 
 export interface Found {

@@ -17,13 +17,15 @@
  * answered) with some holders told the old primary for a while (a split brain), and a Redis Cluster slot migration as
  * the client sees it (the keys move in batches; a script whose keys are not all on the old node is redirected with ASK
  * to the new one, which runs it once they are all there and answers TRYAGAIN until then; MOVED once the slot is the
- * new node's; ioredis follows each, and gives up after 16). With
- * `sentinels`, the lease's own SentinelConfirm confirms every claim and renewal against three simulated Sentinels
- * whose views of the master lag; without, a split brain is kept below the settling by the schedule generator.
+ * new node's; ioredis follows each, and gives up after 16). Each Redis host's clock is off the true time by the
+ * schedule's skew for it, and steps within the same band (the README assumes the Redis servers' clocks agree within
+ * `maxClockOffsetMs`). With `sentinels`, the lease's own SentinelConfirm confirms every claim and renewal against
+ * three simulated Sentinels whose views of the master lag; without, a split brain is kept below the settling by the
+ * schedule generator.
  *
  * What it does not model: replication as a stream (the replica is the primary's snapshot of `lagMs` before), WAIT,
  * NOSCRIPT on a node that has not seen a script yet (ioredis sends EVAL after EVALSHA: one more round trip),
- * Redis's sampled LRU (eviction takes keys in exact LRU order), a Redis server clock that steps, timers that run on a
+ * Redis's sampled LRU (eviction takes keys in exact LRU order), Redis clocks beyond the assumption, timers that run on a
  * process's own (skewed) monotonic clock (timers fire on the simulation's true time; the clocks the code reads are
  * the skewed ones), and the event loop of a paused process (its timers still fire during the pause; its round trips
  * and its ID requests wait until it resumes).
@@ -135,7 +137,12 @@ export type Fault =
    * owner. Once the slot is the new node's, a process still told the old one is answered MOVED once. Each redirection
    * costs a round trip; ioredis follows 16 and fails the 17th ("Too many Cluster redirections").
    */
-  | { at: number; kind: 'migrate'; ms: number; batch: number };
+  | { at: number; kind: 'migrate'; ms: number; batch: number }
+  /**
+   * The clock of the Redis host serving the namespace steps to `toMs` from the true time (NTP on that host), staying
+   * within the band every Redis clock of the schedule keeps (see {@link Schedule.redisSkewsMs}).
+   */
+  | { at: number; kind: 'redis-clock'; toMs: number };
 
 export interface HolderSpec {
   /** Constant wall-clock offset from the true time, ms. */
@@ -159,6 +166,33 @@ export interface Schedule {
    * address is learnt within 10 s, as from INFO), and a connection told it is on the wrong master reconnects.
    */
   sentinels?: boolean;
+  /**
+   * The clocks of the Redis hosts that serve the namespace in turn, ms from the true time: the first primary, then
+   * each failover's promoted replica and each slot move's new node take the next one (round the list); a restart
+   * keeps its host's clock. The schedules keep them within the README's assumption (the Redis servers' clocks agree
+   * within `maxClockOffsetMs`) and close enough to every holder's clock for it to issue: see
+   * {@link redisClockBandMs}. Default: every Redis clock at the true time.
+   */
+  redisSkewsMs?: number[];
+}
+
+/** The simulated processes' lease settings with the simulator's TTL (another `ttlMs` for a canary). */
+export function simSettings(ttlMs = TTL_MS): LeaseSettings {
+  return resolveLeaseSettings({ url: 'redis://sim', namespace: 'sim', ttlMs, retryBackoffMs: 100 }, LAYOUT);
+}
+
+/** What a holder's measured offset from a Redis clock may carry on a healthy link: half a round trip of up to 8 ms. */
+const OFFSET_ERROR_ALLOWANCE_MS = 10;
+
+/**
+ * How far from the true time (either way) a schedule's Redis clocks may be: so that any two agree within
+ * `maxClockOffsetMs` (the README's assumption), and every holder's wall clock, once the faults stop, is within
+ * `maxClockOffsetMs` of each of them with its measurement error to spare, so that it issues.
+ */
+export function redisClockBandMs(holders: readonly HolderSpec[]): number {
+  const bound = simSettings().maxClockOffsetMs;
+  const farthest = Math.max(0, ...holders.map((holder) => Math.abs(holder.skewMs)));
+  return Math.max(0, Math.min(Math.floor(bound / 2), bound - OFFSET_ERROR_ALLOWANCE_MS - farthest));
 }
 
 /** Bugs planted through test-only seams, to show the checks catch them. */
@@ -393,6 +427,8 @@ class World {
   private model: RedisModel;
   /** Redis processes started so far (each a seed for its identity). */
   private nodes = 0;
+  /** Redis hosts that served the namespace so far, after the first (failovers and slot moves). */
+  private hostChanges = 0;
   private scriptsRun = 0;
   /** IDs a planted fence bug let through past the fence. */
   private pastFence = 0;
@@ -426,6 +462,7 @@ class World {
     this.random = mulberry32(schedule.seed);
     this.clusterRandom = mulberry32((schedule.seed * 4099 + 17) >>> 0);
     this.model = new RedisModel(() => time.now(), schedule.seed, scriptEngine(options.lua));
+    this.model.clockOffsetMs = this.hostSkewMs(0);
     for (let i = 0; i < SENTINELS; i++)
       this.sentinelViews.push({ runId: this.model.runId, address: 'node0', epoch: 1 });
     this.scripts = scriptsFor(options.bug);
@@ -449,6 +486,12 @@ class World {
 
   private get t(): number {
     return this.time.now() - START;
+  }
+
+  /** The clock of the i-th Redis host to serve the namespace ({@link Schedule.redisSkewsMs}). */
+  private hostSkewMs(i: number): number {
+    const skews = this.schedule.redisSkewsMs ?? [];
+    return skews.length === 0 ? 0 : skews[i % skews.length];
   }
 
   /**
@@ -524,7 +567,7 @@ class World {
   // ---- processes -------------------------------------------------------------------------------------------------
 
   private settingsFor(ttlMs: number): LeaseSettings {
-    return resolveLeaseSettings({ url: 'redis://sim', namespace: 'sim', ttlMs, retryBackoffMs: 100 }, LAYOUT);
+    return simSettings(ttlMs);
   }
 
   private start(holder: Holder): void {
@@ -988,6 +1031,9 @@ class World {
       case 'flushall':
         this.model.flushAll();
         return;
+      case 'redis-clock':
+        this.model.clockOffsetMs = fault.toMs;
+        return;
       case 'delete':
         this.model.deleteKeys(fault.keys.map((i) => this.keyNames[i % this.keyNames.length]));
         return;
@@ -1008,6 +1054,7 @@ class World {
           scriptEngine(this.options.lua),
         );
         promoted.restart(this.snapshotAgo(fault.lagMs));
+        promoted.clockOffsetMs = this.hostSkewMs(++this.hostChanges);
         this.model = promoted;
         this.masterAddress = `node${this.nodes}`;
         const epoch = ++this.epoch;
@@ -1042,7 +1089,7 @@ class World {
         const batch = Math.max(1, fault.batch);
         const batches = Math.ceil(order.length / batch);
         const migration: Migration = {
-          target: this.model.anotherNode(),
+          target: this.model.anotherNode(this.hostSkewMs(++this.hostChanges)),
           moved: new Set(),
           finish: () => {
             if (this.migration !== migration) return;
