@@ -76,6 +76,25 @@ describe('known holes, as scripted schedules', () => {
     expect(result.violation?.kind).toMatch(/order|duplicate/);
   });
 
+  it('the documented limit: a canary with another contract that claims first holds the namespace against the fleet', async () => {
+    // README, "Limits": in a namespace no lease holds, the first claim sets the contract. Here it is a new namespace,
+    // and the fleet's first claims are lost on the way while the canary's arrive: the fleet is refused (`mismatch`)
+    // until the canary is rolled back when the faults stop; then every process issues, and none issued twice.
+    const faults: Fault[] = [{ at: 5_000, kind: 'reconfigure', holder: 3, ttlMs: 2_000 }];
+    for (const holder of [0, 1, 2]) faults.push({ at: 11_500, kind: 'partition', holder, ms: 1_500, way: 'requests' });
+    const result = await runSchedule(schedule(faults), { trace: true });
+    if (result.violation !== undefined) throw new Error(explain(result));
+    const during = result.timeline.filter((line) => Number(line.trim().split(' ')[0]) < 30_000);
+    expect(during.some((line) => /h3#2 claim ran: \["ok"/.test(line))).toBe(true);
+    for (const holder of [0, 1, 2]) {
+      expect(during.some((line) => new RegExp(`h${holder}#\\d+ claim ran: \\["mismatch","ttlMs=2000`).test(line))).toBe(
+        true,
+      );
+      expect(during.some((line) => new RegExp(`h${holder}#\\d+ issues as`).test(line))).toBe(false);
+    }
+    expect(result.faultsByKind.reconfigure).toBe(1);
+  });
+
   // Found by the simulator (a focused search, then shrunk): the expiry set deleted while one holder is dead and
   // another paused past its lease. The new marker took the cursor as it was (spent), and only a renewal or a note
   // puts an ID back in the expiry set, so the dead holder's ID was in neither: never handed out again, and with as

@@ -39,7 +39,7 @@ function failoverArb(sentinels: boolean): fc.Arbitrary<Fault> {
   });
 }
 
-/** The kind each entry of {@link faultArbs} generates, in order; then the Redis clock's steps, drawn apart. */
+/** The kind each entry of {@link faultArbs} generates, in order; then those drawn last. */
 export const FAULT_KINDS: Fault['kind'][] = [
   'kill',
   'shutdown',
@@ -58,7 +58,14 @@ export const FAULT_KINDS: Fault['kind'][] = [
   'migrate',
   'rollback',
   'redis-clock',
+  'reconfigure',
 ];
+
+/** Kinds drawn after every other part of a schedule (see {@link scheduleArbitrary}), not by {@link faultArbs}. */
+const DRAWN_LAST: readonly Fault['kind'][] = ['redis-clock', 'reconfigure'];
+
+/** The TTLs a canary (`reconfigure`) runs with: shorter and longer than the fleet's 3 s, and the contract with them. */
+const CANARY_TTLS_MS = [2000, 4000];
 
 const faultArbs: fc.Arbitrary<Fault>[] = [
   fc.record({ at, kind: fc.constant('kill' as const), holder, downMs: fc.integer({ min: 0, max: 8000 }) }),
@@ -145,21 +152,26 @@ export interface FaultMix {
 export function scheduleArbitrary(options: { rollbacks?: boolean; mix?: FaultMix } = {}): fc.Arbitrary<Schedule> {
   const allowed = (options.mix?.kinds ?? FAULT_KINDS).filter((kind) => kind !== 'rollback' || options.rollbacks);
   const faultsFor = (sentinels: boolean) => {
-    const arbs = FAULT_KINDS.filter((kind) => kind !== 'redis-clock').map((kind, i) =>
+    const arbs = FAULT_KINDS.filter((kind) => !DRAWN_LAST.includes(kind)).map((kind, i) =>
       kind === 'rollback' ? rollbackArb : kind === 'failover' && sentinels ? failoverArb(true) : faultArbs[i],
     );
     const fault = fc.oneof(...arbs.filter((_, i) => allowed.includes(FAULT_KINDS[i])));
     return fc.array(fault, { maxLength: options.mix?.maxFaults ?? 12 });
   };
-  // The Redis clocks come last, so that they leave every other draw of a seed as it was: the skew of each host that
-  // serves the namespace in turn, and up to two steps of the serving one, each as a fraction (in 1/500ths, either way)
-  // of the band a schedule's holders leave them (redisClockBandMs).
+  // Drawn last, so that they leave every other draw of a seed as it was. The Redis clocks: the skew of each host that
+  // serves the namespace in turn, and up to two steps of the serving one, each as a fraction (in 1/500ths, either
+  // way) of the band a schedule's holders leave them (redisClockBandMs). And at most one canary.
   const fraction = fc.integer({ min: -500, max: 500 });
-  const redisClocks = fc.record({
+  const upTo = <T>(kind: Fault['kind'], arb: fc.Arbitrary<T>, maxLength: number) =>
+    allowed.includes(kind) ? fc.array(arb, { maxLength }) : fc.constant<T[]>([]);
+  const drawnLast = fc.record({
     skews: fc.array(fraction, { minLength: 1, maxLength: 3 }),
-    steps: allowed.includes('redis-clock')
-      ? fc.array(fc.record({ at, to: fraction }), { maxLength: 2 })
-      : fc.constant<{ at: number; to: number }[]>([]),
+    steps: upTo('redis-clock', fc.record({ at, to: fraction }), 2),
+    canaries: upTo(
+      'reconfigure',
+      fc.record({ at, kind: fc.constant('reconfigure' as const), holder, ttlMs: fc.constantFrom(...CANARY_TTLS_MS) }),
+      1,
+    ),
   });
   const sentinels = options.mix?.sentinels === undefined ? fc.boolean() : fc.constant(options.mix.sentinels);
   return fc
@@ -171,16 +183,16 @@ export function scheduleArbitrary(options: { rollbacks?: boolean; mix?: FaultMix
       }),
       faultWindowMs: fc.constant(FAULT_WINDOW_MS),
       withSentinels: sentinels.chain((on) => fc.record({ sentinels: fc.constant(on), faults: faultsFor(on) })),
-      redisClocks,
+      drawnLast,
     })
-    .map(({ withSentinels, redisClocks: { skews, steps }, ...rest }) => {
+    .map(({ withSentinels, drawnLast: { skews, steps, canaries }, ...rest }) => {
       const band = redisClockBandMs(rest.holders);
       const ms = (fraction: number) => Math.round((fraction * band) / 500);
       const clockSteps = steps.map(({ at, to }): Fault => ({ at, kind: 'redis-clock', toMs: ms(to) }));
       return {
         ...rest,
         ...withSentinels,
-        faults: [...withSentinels.faults, ...clockSteps],
+        faults: [...withSentinels.faults, ...clockSteps, ...canaries],
         redisSkewsMs: skews.map(ms),
       };
     });

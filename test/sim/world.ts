@@ -142,7 +142,12 @@ export type Fault =
    * The clock of the Redis host serving the namespace steps to `toMs` from the true time (NTP on that host), staying
    * within the band every Redis clock of the schedule keeps (see {@link Schedule.redisSkewsMs}).
    */
-  | { at: number; kind: 'redis-clock'; toMs: number };
+  | { at: number; kind: 'redis-clock'; toMs: number }
+  /**
+   * A canary: the holder's process shuts down and one with another contract (`ttlMs`, and the fence margin and clock
+   * bounds derived from it) starts in its place at once; when the faults stop, it is rolled back to the fleet's.
+   */
+  | { at: number; kind: 'reconfigure'; holder: number; ttlMs: number };
 
 export interface HolderSpec {
   /** Constant wall-clock offset from the true time, ms. */
@@ -382,6 +387,8 @@ interface Holder {
   /** First ID issued after the faults stopped (true ms), for the liveness check. */
   issuedAfterHeal: number | undefined;
   restartAt: number | undefined;
+  /** The TTL of another contract its processes run with (a `reconfigure` canary), until the faults stop. */
+  canaryTtlMs: number | undefined;
 }
 
 interface SimProcess {
@@ -479,6 +486,7 @@ class World {
       staleUntil: 0,
       issuedAfterHeal: undefined,
       restartAt: spec.startAtMs === undefined ? 0 : spec.startAtMs,
+      canaryTtlMs: undefined,
     }));
     const keys = leaseKeys(this.settingsFor(TTL_MS), 0);
     this.keyNames = [keys.meta, keys.cursor, keys.expiry, ...range(ID_COUNT).map((i) => keys.recordPrefix + i)];
@@ -573,7 +581,7 @@ class World {
   private start(holder: Holder): void {
     holder.restartAt = undefined;
     const name = `h${holder.slot}#${++holder.incarnation}`;
-    const settings = this.settingsFor(holder.spec.ttlMs ?? TTL_MS);
+    const settings = this.settingsFor(holder.canaryTtlMs ?? holder.spec.ttlMs ?? TTL_MS);
     const tamper: ReplyTamper = {
       dropFloor: this.options.bug === 'floor',
       serverTimeIs: this.options.bug === 'clock-check' ? () => holder.clock.now() : undefined,
@@ -976,19 +984,15 @@ class World {
         );
         return;
       case 'kill':
-      case 'shutdown': {
-        const process = holder!.process;
-        if (process === undefined || process.dead) return;
-        if (fault.kind === 'kill') {
-          process.dead = true;
-          process.state = 'dead';
-        } else {
-          process.state = 'stopped';
-          this.whenRunning(holder!, () => void process.ids.onApplicationShutdown().catch(() => undefined));
-        }
-        holder!.restartAt = this.t + fault.downMs;
+        this.stop(holder!, 'kill', fault.downMs);
         return;
-      }
+      case 'shutdown':
+        this.stop(holder!, 'shutdown', fault.downMs);
+        return;
+      case 'reconfigure':
+        holder!.canaryTtlMs = fault.ttlMs;
+        this.stop(holder!, 'shutdown', 0);
+        return;
       case 'pause':
       case 'suspend': {
         const h = holder!;
@@ -1134,6 +1138,20 @@ class World {
   }
 
   /** The faults stop: links heal, paused processes resume, clocks return to their skew, stopped processes start. */
+  /** kill -9 or a graceful shutdown of the holder's process; a new one starts `downMs` later. */
+  private stop(holder: Holder, how: 'kill' | 'shutdown', downMs: number): void {
+    const process = holder.process;
+    if (process === undefined || process.dead) return;
+    if (how === 'kill') {
+      process.dead = true;
+      process.state = 'dead';
+    } else {
+      process.state = 'stopped';
+      this.whenRunning(holder, () => void process.ids.onApplicationShutdown().catch(() => undefined));
+    }
+    holder.restartAt = this.t + downMs;
+  }
+
   private heal(): void {
     this.healed = true;
     this.redisDownUntil = 0;
@@ -1149,6 +1167,11 @@ class World {
       holder.staleUntil = 0;
       holder.clock.heal();
       if (holder.pausedUntil > 0) this.resume(holder);
+      if (holder.canaryTtlMs !== undefined) {
+        // The canary is rolled back: its process shuts down, and one with the fleet's contract starts.
+        holder.canaryTtlMs = undefined;
+        this.stop(holder, 'shutdown', 0);
+      }
       const state = holder.process?.state;
       if (holder.process === undefined || state === 'dead' || state === 'stopped' || state === 'failed') {
         holder.restartAt = Math.min(holder.restartAt ?? Infinity, this.t);
