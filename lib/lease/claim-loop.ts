@@ -107,7 +107,13 @@ export async function claimLease(
       continue;
     }
     if (reply.kind === 'mismatch') {
-      throw new LeaseConfigMismatchError(settings.namespace, reply.recorded, settings.config, reply.live);
+      throw new LeaseConfigMismatchError(
+        settings.namespace,
+        reply.recorded,
+        settings.config,
+        reply.live,
+        reply.heldBack,
+      );
     }
     if (reply.kind === 'exhausted') {
       if (!excludedDropped && excluded.length > 0) {

@@ -53,15 +53,24 @@ export class LeaseConfigMismatchError extends SnowflakeError {
     /** This instance's configuration. */
     readonly given: string,
     readonly liveLeases: number,
+    /**
+     * IDs held back after a Redis data loss for the instances that lost them, which run the namespace's contract and
+     * are about to claim them again (one TTL after settling at most).
+     */
+    readonly heldBackLeases = 0,
   ) {
     const differences = contractDifferences(recorded, given);
+    const inUse =
+      heldBackLeases > 0
+        ? `${liveLeases} live leases, ${heldBackLeases} held back after a data loss for the instances that lost them`
+        : `${liveLeases} live leases`;
     super(
-      `Namespace "${namespace}" is in use (${liveLeases} live leases) with another contract than this instance's ` +
+      `Namespace "${namespace}" is in use (${inUse}) with another contract than this instance's ` +
         `(${differences.length > 0 ? differences.join('; ') : `${recorded} against ${given}`}). Every instance of a ` +
         'namespace must use the same layout, `redis.ttlMs`, `redis.fenceMarginMs`, `clockBackToleranceMs` and ' +
         '`redis.maxClockOffsetMs`: use the same values (set them explicitly where a default derives from ttlMs), ' +
         'or give this deployment its own `redis.namespace`. A namespace takes a new contract once no lease in it ' +
-        'is live (every instance stopped).',
+        'is live (every instance stopped) and none is held back after a data loss.',
     );
   }
 }

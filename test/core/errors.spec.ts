@@ -62,3 +62,19 @@ describe('TransientSnowflakeError', () => {
     }
   });
 });
+
+describe('LeaseConfigMismatchError', () => {
+  it('counts the IDs held back after a data loss beside the live leases, and only when there are some', () => {
+    const recorded = 'ttlMs=3000 fenceMarginMs=600';
+    const given = 'ttlMs=1000 fenceMarginMs=200';
+    const live = new LeaseConfigMismatchError('ns', recorded, given, 2);
+    expect(live.message).toContain('Namespace "ns" is in use (2 live leases) with another contract');
+    expect(live.heldBackLeases).toBe(0);
+    const heldBack = new LeaseConfigMismatchError('ns', recorded, given, 0, 3);
+    expect(heldBack.message).toContain(
+      'is in use (0 live leases, 3 held back after a data loss for the instances that lost them) with another contract',
+    );
+    expect(heldBack.message).toContain('ttlMs: namespace 3000, this instance 1000');
+    expect(heldBack.heldBackLeases).toBe(3);
+  });
+});

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { SETTLE_AFTER_LOSS_MS } from '../../lib/lease/lease.contract.js';
-import { LeaseProtocol, type RenewRequest } from '../../lib/lease/redis/lease.protocol.js';
+import { LeaseProtocol, type ClaimRequest, type RenewRequest } from '../../lib/lease/redis/lease.protocol.js';
 import { CLAIM_SCRIPT, NOTE_SCRIPT, RELEASE_SCRIPT, RENEW_SCRIPT } from '../../lib/lease/redis/lease.scripts.js';
 import { LeaseScripts } from '../support/lease-scripts.js';
 import { RedisServer } from '../support/redis-server.js';
@@ -25,12 +25,18 @@ describe('lease scripts (real redis-server)', () => {
   const protocol = (idCount: number, config = CONFIG, ttlMs = TTL) =>
     scripts.protocol({ ttlMs, config, idCount, fenceMarginMs: MARGIN });
 
-  async function claim(token: string, idCount: number, { excluded = [] as number[], config = CONFIG, ttl = TTL } = {}) {
+  async function claim(
+    token: string,
+    idCount: number,
+    { excluded = [] as number[], config = CONFIG, ttl = TTL, prior = undefined as ClaimRequest['prior'] } = {},
+  ) {
     const p = protocol(idCount, config, ttl);
-    // As the lease does: name a candidate, and claim again naming the one a `retry` answer names.
-    let candidate = 0;
+    // As the lease does: name a candidate (the ID lost in a data loss first), and claim again naming the one a `retry`
+    // answer names.
+    let candidate = prior?.id ?? 0;
     for (;;) {
-      const args = p.claimArgs({ token, holderNowMs: Date.now(), host: 'test-host', pid: 1, excluded, candidate });
+      const request = { token, holderNowMs: Date.now(), host: 'test-host', pid: 1, excluded, candidate, prior };
+      const args = p.claimArgs(request);
       const reply = LeaseProtocol.decodeClaim(await scripts.run(CLAIM_SCRIPT, p, candidate, args));
       if (reply.kind !== 'retry') return reply;
       candidate = reply.candidate;
@@ -362,6 +368,45 @@ describe('lease scripts (real redis-server)', () => {
       if (back.kind === 'lost') throw new Error('unreachable');
       const next = await renew({ id: a.id, token: 'a', marker: back.marker, previousExpiry: back.expiry }, FLEET);
       expect(next.kind).toBe('ok');
+    });
+
+    it('a fleet that lost its IDs in a loss keeps its contract while they are held back for it', async () => {
+      // An outage longer than the TTL, then an empty restart: no holder can prove its lease, so none takes its ID back;
+      // each renewal is told `lost` and has its ID held back. A canary's script was the first after the loss.
+      const a = await held('a', 4);
+      const b = await held('b', 4);
+      await redis.flushall();
+      expect((await claim('canary', 4, CANARY)).kind).toBe('settling');
+      expect(await redis.hget(scripts.keys.meta, 'config')).toBe(CANARY.config);
+      for (const [lost, token] of [
+        [a, 'a'],
+        [b, 'b'],
+      ] as const) {
+        const lapsed = { id: lost.id, token, marker: lost.marker, previousExpiry: Date.now() - 1 };
+        expect(await renew(lapsed, FLEET)).toMatchObject({ kind: 'lost', reason: 'marker' });
+      }
+      expect(await redis.hget(scripts.keys.meta, 'config')).toBe(FLEET);
+      await settle();
+      // Before, the canary's claim took the namespace here, and the fleet was refused until the canary stopped.
+      const refused = await claim('canary', 4, CANARY);
+      expect(refused).toMatchObject({ kind: 'mismatch', recorded: FLEET, live: 0, heldBack: 2 });
+      const back = await claim('a2', 4, { config: FLEET, prior: { id: a.id, token: 'a' } });
+      expect(back).toMatchObject({ kind: 'ok', id: a.id });
+      expect(await claim('canary', 4, CANARY)).toMatchObject({ kind: 'mismatch', live: 1, heldBack: 1 });
+    });
+
+    it('IDs held back for a fleet that never comes back stop refusing another contract when their grace ends', async () => {
+      const a = await held('a', 4);
+      await redis.flushall();
+      expect((await claim('canary', 4, CANARY)).kind).toBe('settling');
+      const lapsed = { id: a.id, token: 'a', marker: a.marker, previousExpiry: Date.now() - 1 };
+      expect(await renew(lapsed, FLEET)).toMatchObject({ kind: 'lost', reason: 'marker' });
+      await settle();
+      expect(await claim('canary', 4, CANARY)).toMatchObject({ kind: 'mismatch', heldBack: 1 });
+      // One TTL after settling ended, the reservations lapse; with no lease live, the namespace takes the canary's.
+      await redis.hset(scripts.keys.meta, 'created', Date.now() - SETTLE_AFTER_LOSS_MS - CANARY.ttl - 10);
+      expect((await claim('canary', 4, CANARY)).kind).toBe('ok');
+      expect(await redis.hget(scripts.keys.meta, 'config')).toBe(CANARY.config);
     });
 
     it('a holder that took its ID back under one contract refuses a second holder with another', async () => {

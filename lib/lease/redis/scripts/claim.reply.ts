@@ -12,7 +12,8 @@ export type ClaimReply = ServerStamp &
     | { kind: 'retry'; candidate: number }
     /** `soonestExpiry`: when the first live lease lapses, server ms (-1 when none is live). */
     | { kind: 'exhausted'; held: number; soonestExpiry: number }
-    | { kind: 'mismatch'; recorded: string; live: number }
+    /** `heldBack`: IDs held back for the holders that lost them in a data loss, under `recorded` (see the renewal). */
+    | { kind: 'mismatch'; recorded: string; live: number; heldBack: number }
     | { kind: 'busy' }
   );
 
@@ -75,7 +76,13 @@ export function decodeClaim(reply: unknown[]): ClaimReply {
     case 'exhausted':
       return { kind: 'exhausted', held: Number(reply[1]), soonestExpiry: Number(reply[2]), ...stamp(reply, 3) };
     case 'mismatch':
-      return { kind: 'mismatch', recorded: String(reply[1]), live: Number(reply[2]), ...stamp(reply, 3) };
+      return {
+        kind: 'mismatch',
+        recorded: String(reply[1]),
+        live: Number(reply[2]),
+        heldBack: Number(reply[3]),
+        ...stamp(reply, 4),
+      };
     case 'busy':
       return { kind: 'busy', ...stamp(reply, 1) };
     default:

@@ -13,7 +13,8 @@ import { PRELUDE } from './prelude.lua.js';
  * caller that remembers the last answer claims in one round trip unless another claim came between.
  *
  * The namespace records its contract (layout, TTL, fence margin, clock-back tolerance, clock bound). A claim with
- * another one is refused while any lease is live; once none is, the namespace takes the new contract.
+ * another one is refused while any lease is live, or any ID is held back after a loss for the holder that lost it
+ * (whose renewal recorded its contract); once neither is, the namespace takes the new contract.
  *
  * A free ID whose record is gone (deleted, evicted) is handed out without a floor once one fence margin has passed
  * since its lease lapsed or was released: its last holder issued nothing after that, with timestamps no further
@@ -59,7 +60,7 @@ import { PRELUDE } from './prelude.lua.js';
  * Reply: {'ok', id, floor (previous ceiling, or -1), marker, expiry, held, now, server}
  *      | {'settling', wait ms, now, server} | {'wait', wait ms, now, server} | {'retry', candidate, now, server}
  *      | {'exhausted', held, soonest expiry (or -1), now, server}
- *      | {'mismatch', the namespace's contract, live leases, now, server}
+ *      | {'mismatch', the namespace's contract, live leases, IDs held back after a loss, now, server}
  *      | {'busy', now, server} (live leases passed over at the cursor; claim again)
  */
 export const CLAIM_SCRIPT = `${PRELUDE}
@@ -76,16 +77,19 @@ local marker = ensure_marker()
 
 -- While the namespace settles no ID is handed out: not a never-used one, nor an expired one whose record may be
 -- stale. By the end of it, every holder from before a data loss has renewed (taking its ID back, or seeing it lost)
--- or fenced itself. Settling comes before the contract: holders that take their IDs back during it decide the
--- contract, not whoever sent the first script after the loss.
+-- or fenced itself. Settling comes before the contract: holders that take their IDs back during it, or have them held
+-- back for them, decide the contract, not whoever sent the first script after the loss.
 local left = settling_left()
 if left > 0 then return {'settling', left, now, server} end
 
 local recorded = redis.call('HGET', META, 'config')
 if recorded ~= CONFIG then
   local live = live_count()
-  if recorded and live > 0 then return {'mismatch', recorded, live, now, server} end
-  -- No live holder: the namespace takes this contract from now on.
+  -- IDs held back after a loss for the holders that lost them count as in use: those holders, whose contract their
+  -- renewals recorded, are about to claim them again.
+  local held_back = reservation_grace() and tonumber(redis.call('HGET', META, 'reserved')) or 0
+  if recorded and live + held_back > 0 then return {'mismatch', recorded, live, held_back, now, server} end
+  -- No live holder, nothing held back: the namespace takes this contract from now on.
   redis.call('HSET', META, 'config', CONFIG)
 end
 

@@ -108,6 +108,10 @@ if marker ~= held_marker then
     -- ahead of instances that never booted. Only the order of claims changes; the claim's rules decide safety.
     if settling_left() > 0 and not (owner and owner ~= token and redis.call('HGET', key, 'marker') == marker) then
       reserve(id, token)
+      -- The contract this holder ran under stands for the IDs held back: until a holder takes its ID back and
+      -- confirms one, a claim with another contract is refused while they are (claim script), so that an instance
+      -- that only tried to claim does not set the namespace's contract ahead of the fleet that lost its IDs.
+      if redis.call('HGET', META, 'confirmed') ~= '1' then redis.call('HSET', META, 'config', CONFIG) end
     end
     return {'lost', 'marker', now, server}
   end
