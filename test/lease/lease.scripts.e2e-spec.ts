@@ -53,8 +53,9 @@ describe('lease scripts (real redis-server)', () => {
   async function renew(
     request: Partial<RenewRequest> & Pick<RenewRequest, 'id' | 'token' | 'marker'>,
     config = CONFIG,
+    ttl = TTL,
   ) {
-    const p = protocol(4, config);
+    const p = protocol(4, config, ttl);
     const full: RenewRequest = {
       ceilingMs: Date.now() + TTL,
       previousExpiry: 0,
@@ -395,18 +396,23 @@ describe('lease scripts (real redis-server)', () => {
       expect(await claim('canary', 4, CANARY)).toMatchObject({ kind: 'mismatch', live: 1, heldBack: 1 });
     });
 
-    it('IDs held back for a fleet that never comes back stop refusing another contract when their grace ends', async () => {
+    it('IDs held back for a fleet that never comes back stop refusing another contract one fleet TTL after settling', async () => {
       const a = await held('a', 4);
       await redis.flushall();
       expect((await claim('canary', 4, CANARY)).kind).toBe('settling');
       const lapsed = { id: a.id, token: 'a', marker: a.marker, previousExpiry: Date.now() - 1 };
-      expect(await renew(lapsed, FLEET)).toMatchObject({ kind: 'lost', reason: 'marker' });
+      expect(await renew(lapsed, FLEET, 3000)).toMatchObject({ kind: 'lost', reason: 'marker' });
       await settle();
       expect(await claim('canary', 4, CANARY)).toMatchObject({ kind: 'mismatch', heldBack: 1 });
-      // One TTL after settling ended, the reservations lapse; with no lease live, the namespace takes the canary's.
-      await redis.hset(scripts.keys.meta, 'created', Date.now() - SETTLE_AFTER_LOSS_MS - CANARY.ttl - 10);
+      // The grace is the fleet's TTL (3 s), not the canary's (1 s): a claim with a shorter TTL does not shorten it.
+      const createdAgo = async (ms: number) => redis.hset(scripts.keys.meta, 'created', Date.now() - ms);
+      await createdAgo(SETTLE_AFTER_LOSS_MS + CANARY.ttl + 500);
+      expect(await claim('canary', 4, CANARY)).toMatchObject({ kind: 'mismatch', heldBack: 1 });
+      // Once it ends, the reservations lapse; with no lease live, the namespace takes the canary's contract.
+      await createdAgo(SETTLE_AFTER_LOSS_MS + 3000 + 10);
       expect((await claim('canary', 4, CANARY)).kind).toBe('ok');
       expect(await redis.hget(scripts.keys.meta, 'config')).toBe(CANARY.config);
+      expect(await redis.hget(scripts.keys.meta, 'reservedTtl')).toBeNull();
     });
 
     it('a holder that took its ID back under one contract refuses a second holder with another', async () => {

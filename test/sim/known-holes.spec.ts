@@ -95,6 +95,37 @@ describe('known holes, as scripted schedules', () => {
     expect(result.faultsByKind.reconfigure).toBe(1);
   });
 
+  // Found once the search drew canaries: an outage longer than the TTL and an empty restart leave no holder able to
+  // take its ID back, only to have it held back; a canary that claimed first when settling ended took the namespace
+  // with its own contract, and the fleet was refused until it stopped. Held-back IDs now keep their holders' contract.
+  it('after an outage and an empty restart, a canary claiming first no longer takes the namespace from the fleet', async () => {
+    const faults: Fault[] = [{ at: 13_000, kind: 'reconfigure', holder: 3, ttlMs: 2_000 }];
+    for (const holder of [0, 1, 2]) faults.push({ at: 16_000, kind: 'partition', holder, ms: 4_000, way: 'both' });
+    faults.push({ at: 17_000, kind: 'redis-restart', downMs: 0, from: 'empty' });
+    // The fleet's claims when settling ends are lost on the way, so that the canary's claim comes first; they claim
+    // again about 2 s later, within the grace of one TTL (the fleet's 3 s, not the canary's 2 s) after settling.
+    for (const holder of [0, 1, 2]) faults.push({ at: 28_700, kind: 'partition', holder, ms: 1_000, way: 'requests' });
+    const outage: Schedule = { ...schedule(faults), faultWindowMs: 40_000 };
+    const afterSettling = (result: RunResult) =>
+      result.timeline.filter((line) => {
+        const at = Number(line.trim().split(' ')[0]);
+        return at >= 28_700 && at < 40_000;
+      });
+
+    const result = await runSchedule(outage, { trace: true });
+    if (result.violation !== undefined) throw new Error(explain(result));
+    const lines = afterSettling(result);
+    expect(lines.some((line) => /h3#\d+ claim ran: \["mismatch",.*,0,3,/.test(line))).toBe(true);
+    expect(lines.some((line) => /h3#\d+ claim ran: \["ok"/.test(line))).toBe(false);
+    for (const holder of [0, 1, 2]) {
+      expect(lines.some((line) => new RegExp(`h${holder}#\\d+ claim ran: \\["ok"`).test(line))).toBe(true);
+    }
+
+    const before = afterSettling(await runSchedule(outage, { trace: true, bug: 'contract-not-held-back' }));
+    expect(before.some((line) => /h3#\d+ claim ran: \["ok"/.test(line))).toBe(true);
+    expect(before.some((line) => /h\d#\d+ claim ran: \["mismatch","ttlMs=2000/.test(line))).toBe(true);
+  });
+
   // Found by the simulator (a focused search, then shrunk): the expiry set deleted while one holder is dead and
   // another paused past its lease. The new marker took the cursor as it was (spent), and only a renewal or a note
   // puts an ID back in the expiry set, so the dead holder's ID was in neither: never handed out again, and with as

@@ -21,6 +21,7 @@ const PLANTED_BUGS: Record<PlantedBug, true> = {
   'no-rollback-check': true,
   'cursor-kept': true,
   'cursor-kept-without-meta': true,
+  'contract-not-held-back': true,
 };
 
 export interface SearchSettings {

@@ -215,10 +215,17 @@ export type PlantedBug =
  *   (before 2f55e85: a rollback in the same process went unseen);
  * - `cursor-kept`: a lost expiry set leaves the cursor where it was (before a65b0a9, found by the simulator);
  * - `cursor-kept-without-meta`: a lost expiry set leaves the cursor where it was when the meta, whose mirror counts
- *   the set's members, was lost with it (found by the simulator after a65b0a9, fixed since).
+ *   the set's members, was lost with it (found by the simulator after a65b0a9, fixed since);
+ * - `contract-not-held-back`: IDs held back after a loss neither record their holders' contract nor refuse a claim
+ *   with another (found once the search drew canaries, fixed since).
  */
 export type PreFixBehaviour =
-  'settle-one-ttl' | 'missing-record-resettles' | 'no-rollback-check' | 'cursor-kept' | 'cursor-kept-without-meta';
+  | 'settle-one-ttl'
+  | 'missing-record-resettles'
+  | 'no-rollback-check'
+  | 'cursor-kept'
+  | 'cursor-kept-without-meta'
+  | 'contract-not-held-back';
 
 export interface Violation {
   kind: 'duplicate' | 'order' | 'liveness' | 'crash';
@@ -283,6 +290,14 @@ function scriptsFor(bug: PlantedBug | undefined): Record<ScriptName, string> {
         "if redis.call('ZCARD', EXPIRY) < tonumber(members or '0') then",
       );
     }
+  }
+  if (bug === 'contract-not-held-back') {
+    scripts.claim = patch(scripts.claim, 'if recorded and live + held_back > 0 then', 'if recorded and live > 0 then');
+    scripts.renew = patch(
+      scripts.renew,
+      "if redis.call('HGET', META, 'confirmed') ~= '1' then redis.call('HSET', META, 'config', CONFIG) end",
+      '',
+    );
   }
   if (bug === 'recovery-proof') {
     scripts.renew = patch(

@@ -46,8 +46,10 @@ local TTL, CONFIG, FRESH, MARGIN = tonumber(ARGV[1]), ARGV[2], ARGV[3], tonumber
 local SETTLE = ${SETTLE_AFTER_LOSS_MS}
 
 -- Reservations after a loss: a meta field \`reserved:<id>\` = token per ID held back for the holder that lost it while
--- the namespace settled (see the renewal), and \`reserved\` = how many there are. They hold for one TTL after settling
--- ends. Each is read by its own field (O(1) per ID a claim looks at), never as a list.
+-- the namespace settled (see the renewal), \`reserved\` = how many there are, and \`reservedTtl\` = the TTL of the
+-- holders they are held for. They hold for that TTL after settling ends, whatever TTL the script that looks runs with
+-- (a claim with another contract does not shorten them). Each is read by its own field (O(1) per ID a claim looks
+-- at), never as a list.
 local function reserved_for(id)
   return redis.call('HGET', META, 'reserved:' .. id)
 end
@@ -57,13 +59,14 @@ local function clear_reservations()
   for i = 1, #fields, 2 do
     if string.sub(fields[i], 1, 9) == 'reserved:' then redis.call('HDEL', META, fields[i]) end
   end
-  redis.call('HDEL', META, 'reserved')
+  redis.call('HDEL', META, 'reserved', 'reservedTtl')
 end
 
 -- The end of the reservations' grace while any are in force, else nil (clearing those whose grace has ended).
 local function reservation_grace()
   if tonumber(redis.call('HGET', META, 'reserved') or '0') == 0 then return nil end
-  local grace_end = tonumber(redis.call('HGET', META, 'created')) + tonumber(redis.call('HGET', META, 'settleMs')) + TTL
+  local grace_end = tonumber(redis.call('HGET', META, 'created')) + tonumber(redis.call('HGET', META, 'settleMs'))
+    + tonumber(redis.call('HGET', META, 'reservedTtl') or TTL)
   if now < grace_end then return grace_end end
   clear_reservations()
   return nil
@@ -71,11 +74,12 @@ end
 
 local function reserve(id, token)
   if redis.call('HSET', META, 'reserved:' .. id, token) == 1 then redis.call('HINCRBY', META, 'reserved', 1) end
+  redis.call('HSET', META, 'reservedTtl', TTL)
 end
 
 local function unreserve(id)
   if redis.call('HDEL', META, 'reserved:' .. id) == 1 and redis.call('HINCRBY', META, 'reserved', -1) <= 0 then
-    redis.call('HDEL', META, 'reserved')
+    redis.call('HDEL', META, 'reserved', 'reservedTtl')
   end
 end
 
