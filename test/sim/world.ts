@@ -30,202 +30,54 @@
  * the skewed ones), and the event loop of a paused process (its timers still fire during the pause; its round trips
  * and its ID requests wait until it resumes).
  */
-import type { Clock } from '../../lib/core/clock.js';
 import { WorkerUnavailableError } from '../../lib/core/errors.js';
 import { SnowflakeGenerator } from '../../lib/core/generator.js';
-import { resolveLayout } from '../../lib/core/layout.js';
 import { LeaseConnectionError } from '../../lib/lease/redis/lease.client.js';
-import { SETTLE_AFTER_LOSS_MS } from '../../lib/lease/lease.contract.js';
 import { leaseKeys } from '../../lib/lease/lease.keys.js';
-import { CLAIM_SCRIPT, NOTE_SCRIPT, RELEASE_SCRIPT, RENEW_SCRIPT } from '../../lib/lease/redis/lease.scripts.js';
-import { resolveLeaseSettings, type LeaseSettings } from '../../lib/lease/lease.settings.js';
+import type { LeaseSettings } from '../../lib/lease/lease.settings.js';
 import type { RedisClientLike } from '../../lib/lease/lease.options.js';
 import type { SearchFigures } from './report-figures.mjs';
 import { RedisWorkerSource } from '../../lib/lease/redis-worker.source.js';
 import { SentinelConfirm } from '../../lib/lease/redis/sentinel.confirm.js';
 import { IdService } from '../../lib/module/id.service.js';
 import { WorkerBinding } from '../../lib/worker/worker-binding.js';
-import type { WorkerAssignment, WorkerIdSource, WorkerSourceContext } from '../../lib/worker/worker-source.js';
+import type { WorkerIdSource } from '../../lib/worker/worker-source.js';
 import { mulberry32 } from '../support/seeded-random.js';
 import { scriptEngine, type EngineName } from './lua/engines.js';
 import { RedisModel, type NodeIdentity, type Reply, type Snapshot } from './redis-model.js';
 import { SimBackend, type ReplyTamper, type ScriptName, type SimLink } from './sim-backend.js';
 import { SimTime, TimerStorm } from './sim-time.js';
+import { SimClock } from './sim-clock.js';
+import { FenceIgnored, scriptsFor, type PlantedBug } from './world-bugs.js';
+import {
+  ID_COUNT,
+  LAYOUT,
+  START,
+  TTL_MS,
+  livenessBoundMs,
+  simSettings,
+  type Fault,
+  type HolderSpec,
+  type Schedule,
+} from './world-schedule.js';
 
-export const TTL_MS = 3000;
-export const ID_COUNT = 4;
-const START = Date.UTC(2026, 10, 25, 12);
+export {
+  ID_COUNT,
+  LIVENESS_BOUND_MS,
+  TTL_MS,
+  livenessBoundMs,
+  redisClockBandMs,
+  simSettings,
+  type Fault,
+  type HolderSpec,
+  type Schedule,
+} from './world-schedule.js';
+export type { PlantedBug, PreFixBehaviour } from './world-bugs.js';
+
 /** How often the processes are asked for IDs and faults are applied (SIM_STEP_MS to change it). */
 const STEP_MS = Number(process.env.SIM_STEP_MS ?? 20);
 const SNAPSHOT_EVERY_MS = 200;
 const RESTART_AFTER_FAILED_BOOT_MS = 1000;
-const LAYOUT = resolveLayout({ workerBits: 2 }, START);
-
-/**
- * How long after the faults stop every process must issue again: settling after a loss (12 s), a lease left by a
- * killed process running out (one TTL) and the back-off of a claim that found Redis away (one renew interval), a
- * floor wait (maxFloorWaitMs, 2 s), a renewal and a claim that time out (2 × 2 s), and a TTL to spare.
- */
-export const LIVENESS_BOUND_MS = SETTLE_AFTER_LOSS_MS + 2 * TTL_MS + 2000 + 2 * 2000;
-
-/**
- * The liveness bound of a schedule: {@link LIVENESS_BOUND_MS}, plus the furthest any wall clock was stepped ahead. A
- * process whose clock ran S ahead issued timestamps up to S in the future, and the ID it held then keeps a floor that
- * far ahead: its next holder may wait up to S for it (the floor rule), and with every other ID held, so may a process
- * that needs one.
- */
-export function livenessBoundMs(schedule: Schedule): number {
-  let ahead = 0;
-  const offsets = new Map<number, number>();
-  for (const fault of [...schedule.faults].sort((a, b) => a.at - b.at)) {
-    if (fault.kind !== 'wall-step') continue;
-    const slot = fault.holder % schedule.holders.length;
-    const offset = (offsets.get(slot) ?? 0) + fault.byMs;
-    offsets.set(slot, offset);
-    ahead = Math.max(ahead, offset);
-  }
-  return LIVENESS_BOUND_MS + ahead;
-}
-
-export type Fault =
-  /** kill -9; the process starts again (a new process, no memory of the old one) `downMs` later. */
-  | { at: number; kind: 'kill'; holder: number; downMs: number }
-  /** A graceful shutdown (release), then a new process `downMs` later. */
-  | { at: number; kind: 'shutdown'; holder: number; downMs: number }
-  /** A rolling deploy: process i shuts down at `at + offsets[i]` and starts again `downs[i]` later. */
-  | { at: number; kind: 'deploy'; offsets: number[]; downs: number[] }
-  /** SIGSTOP / a long GC / an event-loop stall: nothing runs, the clocks run on. */
-  | { at: number; kind: 'pause'; holder: number; ms: number }
-  /** The machine sleeps: nothing runs and the monotonic clock stops, while the wall clock runs on. */
-  | { at: number; kind: 'suspend'; holder: number; ms: number }
-  /** Requests, replies or both are lost for `ms`. */
-  | { at: number; kind: 'partition'; holder: number; ms: number; way: 'both' | 'requests' | 'replies' }
-  /** A bad network for `ms`: delays up to `delayMs`, drops and duplicated requests (a resend after a reconnect). */
-  | { at: number; kind: 'lossy'; holder: number; ms: number; delayMs: number; dropPct: number; dupPct: number }
-  /** The wall clock steps by `byMs` (NTP step, an operator); it stays there until the faults stop. */
-  | { at: number; kind: 'wall-step'; holder: number; byMs: number }
-  /** The wall or monotonic clock runs fast or slow by `ppm` until the faults stop. */
-  | { at: number; kind: 'rate'; holder: number; clock: 'wall' | 'mono'; ppm: number }
-  /** Redis restarts after `downMs`: empty, or from the snapshot of `agoMs` before (persistence, or a replica). */
-  | { at: number; kind: 'redis-restart'; downMs: number; from: 'empty' | { agoMs: number } }
-  | { at: number; kind: 'flushall' }
-  /** Deletes (or evicts) these keys: 0 meta, 1 cursor, 2 expiry, 3.. records. */
-  | { at: number; kind: 'delete'; keys: number[] }
-  /** Older data comes back in the same Redis process (run_id and replication ID unchanged). */
-  | { at: number; kind: 'rollback'; agoMs: number }
-  /**
-   * `maxmemory-policy allkeys-lru` under memory pressure: up to `count` of the namespace's keys are evicted, those
-   * used longest ago first.
-   */
-  | { at: number; kind: 'evict'; count: number }
-  /**
-   * Sentinel promotes the replica, which lags `lagMs` behind the primary: the writes of the last `lagMs` (scripts that
-   * already answered) are lost, and the promoted process has its own run_id and replication ID. The holders in
-   * `stale` were told the old primary (a Sentinel view that lags, a connection that stays up) and keep using it
-   * for `staleMs` (with Sentinels: until a confirmation tells them otherwise), while the others use the promoted one
-   * at once. Sentinel i names the promoted one `sentinelDelays[i]` after the promotion (default at once).
-   */
-  | { at: number; kind: 'failover'; lagMs: number; stale: number[]; staleMs: number; sentinelDelays?: number[] }
-  /**
-   * Redis Cluster moves the namespace's slot to another node over `ms`, as `redis-cli --cluster reshard` does: the
-   * slot is marked migrating and importing, its keys move `batch` at a time (MIGRATE, in the order a key scan finds
-   * them), the batches spread over `ms`, then the new node owns the slot (another run_id, the same data). Meanwhile a
-   * script reaches the old node (ioredis's slot map) and runs there while every key it declares is there; otherwise it
-   * is told ASK, and ioredis sends it with ASKING to the new node, which runs it when every key it declares has moved
-   * there and answers TRYAGAIN otherwise (keys split, or a key that exists on neither: a record not yet written);
-   * ioredis sends a TRYAGAIN again 100 ms later to a random primary of three, which answers MOVED unless it is the
-   * owner. Once the slot is the new node's, a process still told the old one is answered MOVED once. Each redirection
-   * costs a round trip; ioredis follows 16 and fails the 17th ("Too many Cluster redirections").
-   */
-  | { at: number; kind: 'migrate'; ms: number; batch: number }
-  /**
-   * The clock of the Redis host serving the namespace steps to `toMs` from the true time (NTP on that host), staying
-   * within the band every Redis clock of the schedule keeps (see {@link Schedule.redisSkewsMs}).
-   */
-  | { at: number; kind: 'redis-clock'; toMs: number }
-  /**
-   * A canary: the holder's process shuts down and one with another contract (`ttlMs`, and the fence margin and clock
-   * bounds derived from it) starts in its place at once; when the faults stop, it is rolled back to the fleet's.
-   */
-  | { at: number; kind: 'reconfigure'; holder: number; ttlMs: number };
-
-export interface HolderSpec {
-  /** Constant wall-clock offset from the true time, ms. */
-  skewMs: number;
-  /** Another contract (a canary with a shorter TTL): the namespace refuses it while others hold leases. */
-  ttlMs?: number;
-  /** Starts this long after the beginning (default at once). */
-  startAtMs?: number;
-}
-
-export interface Schedule {
-  /** Drives the network's delays and drops and how many IDs each process asks for. */
-  seed: number;
-  holders: HolderSpec[];
-  faults: Fault[];
-  /** Faults happen within [0, faultWindowMs); after it everything heals, and the liveness clock starts. */
-  faultWindowMs: number;
-  /**
-   * Redis behind three Sentinels: every claim and renewal is confirmed by the lease's own SentinelConfirm against
-   * simulated Sentinels, whose views of the master lag (`sentinelDelays` of a failover; a new run_id at the same
-   * address is learnt within 10 s, as from INFO), and a connection told it is on the wrong master reconnects.
-   */
-  sentinels?: boolean;
-  /**
-   * The clocks of the Redis hosts that serve the namespace in turn, ms from the true time: the first primary, then
-   * each failover's promoted replica and each slot move's new node take the next one (round the list); a restart
-   * keeps its host's clock. The schedules keep them within the README's assumption (the Redis servers' clocks agree
-   * within `maxClockOffsetMs`) and close enough to every holder's clock for it to issue: see
-   * {@link redisClockBandMs}. Default: every Redis clock at the true time.
-   */
-  redisSkewsMs?: number[];
-}
-
-/** The simulated processes' lease settings with the simulator's TTL (another `ttlMs` for a canary). */
-export function simSettings(ttlMs = TTL_MS): LeaseSettings {
-  return resolveLeaseSettings({ url: 'redis://sim', namespace: 'sim', ttlMs, retryBackoffMs: 100 }, LAYOUT);
-}
-
-/** What a holder's measured offset from a Redis clock may carry on a healthy link: half a round trip of up to 8 ms. */
-const OFFSET_ERROR_ALLOWANCE_MS = 10;
-
-/**
- * How far from the true time (either way) a schedule's Redis clocks may be: so that any two agree within
- * `maxClockOffsetMs` (the README's assumption), and every holder's wall clock, once the faults stop, is within
- * `maxClockOffsetMs` of each of them with its measurement error to spare, so that it issues.
- */
-export function redisClockBandMs(holders: readonly HolderSpec[]): number {
-  const bound = simSettings().maxClockOffsetMs;
-  const farthest = Math.max(0, ...holders.map((holder) => Math.abs(holder.skewMs)));
-  return Math.max(0, Math.min(Math.floor(bound / 2), bound - OFFSET_ERROR_ALLOWANCE_MS - farthest));
-}
-
-/** Bugs planted through test-only seams, to show the checks catch them. */
-export type PlantedBug =
-  'floor' | 'fence' | 'fence-and-ceiling' | 'settling' | 'recovery-proof' | 'clock-check' | PreFixBehaviour;
-
-/**
- * The scripts as they behaved before the fix of each known hole, re-created as patches of today's scripts (the
- * library around them changed too much since for `git checkout <commit> -- lib` to run in the simulator):
- * - `settle-one-ttl`: a new marker settles for the TTL of whoever created it (before 2f55e85: a canary with a
- *   shorter TTL shortened the settling);
- * - `missing-record-resettles`: a claim that meets a free ID without its record starts a new marker and settles
- *   again (before 2f55e85: deleting records again and again kept the namespace settling);
- * - `no-rollback-check`: a renewal does not compare the record's revision, nor tell a live lease handed out again
- *   (before 2f55e85: a rollback in the same process went unseen);
- * - `cursor-kept`: a lost expiry set leaves the cursor where it was (before a65b0a9, found by the simulator);
- * - `cursor-kept-without-meta`: a lost expiry set leaves the cursor where it was when the meta, whose mirror counts
- *   the set's members, was lost with it (found by the simulator after a65b0a9, fixed since);
- * - `contract-not-held-back`: IDs held back after a loss neither record their holders' contract nor refuse a claim
- *   with another (found once the search drew canaries, fixed since).
- */
-export type PreFixBehaviour =
-  | 'settle-one-ttl'
-  | 'missing-record-resettles'
-  | 'no-rollback-check'
-  | 'cursor-kept'
-  | 'cursor-kept-without-meta'
-  | 'contract-not-held-back';
 
 export interface Violation {
   kind: 'duplicate' | 'order' | 'liveness' | 'crash';
@@ -247,133 +99,6 @@ export interface RunOptions {
   livenessExempt?: readonly number[];
   /** The engine that runs the scripts (default: `SIM_LUA`, else compiled). */
   lua?: EngineName;
-}
-
-/** The planted bugs' patched scripts: settling never lasts, a lapsed lease counts as proof. */
-function scriptsFor(bug: PlantedBug | undefined): Record<ScriptName, string> {
-  const scripts = { claim: CLAIM_SCRIPT, renew: RENEW_SCRIPT, release: RELEASE_SCRIPT, note: NOTE_SCRIPT };
-  if (bug === 'settling') {
-    for (const name of Object.keys(scripts) as ScriptName[]) {
-      scripts[name] = patch(scripts[name], `local SETTLE = ${SETTLE_AFTER_LOSS_MS}`, 'local SETTLE = 0');
-    }
-  }
-  if (bug === 'settle-one-ttl') {
-    for (const name of Object.keys(scripts) as ScriptName[]) {
-      scripts[name] = patch(scripts[name], "'settleMs', SETTLE,", "'settleMs', TTL,");
-    }
-  }
-  if (bug === 'missing-record-resettles') {
-    scripts.claim = patch(
-      scripts.claim,
-      'elseif lapsed ~= nil and lapsed + MARGIN > now then',
-      "elseif lapsed ~= nil then\n  new_marker()\n  do return {'settling', settling_left(), now, server} end",
-    );
-  }
-  if (bug === 'no-rollback-check') {
-    scripts.renew = patch(scripts.renew, 'elseif owner == token and not known(', 'elseif false and not known(');
-    scripts.renew = patch(scripts.renew, 'elseif owner ~= token and unlapsed then', 'elseif false then');
-  }
-  if (bug === 'cursor-kept') {
-    for (const name of Object.keys(scripts) as ScriptName[]) {
-      scripts[name] = patch(
-        scripts[name],
-        "if not members or redis.call('ZCARD', EXPIRY) < tonumber(members) then",
-        'if false then',
-      );
-    }
-  }
-  if (bug === 'cursor-kept-without-meta') {
-    for (const name of Object.keys(scripts) as ScriptName[]) {
-      scripts[name] = patch(
-        scripts[name],
-        "if not members or redis.call('ZCARD', EXPIRY) < tonumber(members) then",
-        "if redis.call('ZCARD', EXPIRY) < tonumber(members or '0') then",
-      );
-    }
-  }
-  if (bug === 'contract-not-held-back') {
-    scripts.claim = patch(scripts.claim, 'if recorded and live + held_back > 0 then', 'if recorded and live > 0 then');
-    scripts.renew = patch(
-      scripts.renew,
-      "if redis.call('HGET', META, 'confirmed') ~= '1' then redis.call('HSET', META, 'config', CONFIG) end",
-      '',
-    );
-  }
-  if (bug === 'recovery-proof') {
-    scripts.renew = patch(
-      scripts.renew,
-      'local unlapsed = now + proof_margin < previous_expiry',
-      'local unlapsed = true',
-    );
-  }
-  return scripts;
-}
-
-function patch(script: string, from: string, to: string): string {
-  if (!script.includes(from)) throw new Error(`planted bug: "${from}" not found in the script`);
-  return script.split(from).join(to);
-}
-
-/** A process's clocks: the true time with an offset, a rate error and steps; the monotonic one may stop. */
-class SimClock implements Clock {
-  private wallBase: number;
-  private wallAt: number;
-  wallPpm = 0;
-  private monoBase = 0;
-  private monoAt: number;
-  monoPpm = 0;
-  private frozen = false;
-
-  constructor(
-    private readonly trueNow: () => number,
-    readonly skewMs: number,
-  ) {
-    this.wallAt = this.monoAt = trueNow();
-    this.wallBase = this.wallAt + skewMs;
-  }
-
-  now(): number {
-    const t = this.trueNow();
-    return Math.floor(this.wallBase + (t - this.wallAt) * (1 + this.wallPpm / 1e6));
-  }
-
-  monotonicNow(): number {
-    if (this.frozen) return this.monoBase;
-    const t = this.trueNow();
-    return this.monoBase + (t - this.monoAt) * (1 + this.monoPpm / 1e6);
-  }
-
-  step(byMs: number): void {
-    this.rebase();
-    this.wallBase += byMs;
-  }
-
-  setRate(clock: 'wall' | 'mono', ppm: number): void {
-    this.rebase();
-    if (clock === 'wall') this.wallPpm = ppm;
-    else this.monoPpm = ppm;
-  }
-
-  freeze(frozen: boolean): void {
-    this.rebase();
-    this.frozen = frozen;
-  }
-
-  /** Back to the true time plus the constant skew, at the true rate (NTP after the faults). */
-  heal(): void {
-    this.frozen = false;
-    this.rebase();
-    this.wallBase = this.trueNow() + this.skewMs;
-    this.wallPpm = this.monoPpm = 0;
-  }
-
-  private rebase(): void {
-    const t = this.trueNow();
-    this.wallBase = this.now();
-    this.wallAt = t;
-    this.monoBase = this.monotonicNow();
-    this.monoAt = t;
-  }
 }
 
 /** The conditions of one machine's link to Redis; they outlive the processes on it. */
@@ -1192,68 +917,6 @@ class World {
         holder.restartAt = Math.min(holder.restartAt ?? Infinity, this.t);
       }
     }
-  }
-}
-
-/**
- * The planted fence bugs: a wrapper around the lease that issues past its fence, where the real permit refuses with
- * 'fenced': `fence` answers with the lease's confirmed ceiling, `fence-and-ceiling` with no ceiling at all (the
- * layout's last tick). Test-only; it reads the lease's private phase.
- */
-class FenceIgnored implements WorkerIdSource {
-  readonly kind = 'redis';
-
-  constructor(
-    private readonly inner: RedisWorkerSource,
-    private readonly keepCeiling: boolean,
-    private readonly onPastFence: () => void,
-  ) {}
-
-  async start(context: WorkerSourceContext): Promise<WorkerAssignment> {
-    const proxy: WorkerSourceContext = {
-      layout: context.layout,
-      clock: context.clock,
-      logger: context.logger,
-      lastTimestamp: () => context.lastTimestamp(),
-      reassign: (assignment, reason) => context.reassign(assignment && this.wrap(assignment), reason),
-    };
-    return this.wrap(await this.inner.start(proxy));
-  }
-
-  stop(lastTimestamp: number): Promise<void> {
-    return this.inner.stop(lastTimestamp);
-  }
-
-  requestSwitch(lastTimestamp: number, reason: string): boolean {
-    return this.inner.requestSwitch(lastTimestamp, reason);
-  }
-
-  whenReady(): Promise<void> {
-    return this.inner.whenReady();
-  }
-
-  private wrap(assignment: WorkerAssignment): WorkerAssignment {
-    const permit = assignment.permit;
-    if (permit === undefined) return assignment;
-    const inner = this.inner as unknown as { phase: { name: string; lease?: { ceilingTicks: number } } };
-    return {
-      ...assignment,
-      permit: {
-        ceiling: (nowMs) => {
-          try {
-            return permit.ceiling(nowMs);
-          } catch (error) {
-            const lease = inner.phase.lease;
-            if (error instanceof WorkerUnavailableError && error.reason === 'fenced' && lease !== undefined) {
-              this.onPastFence();
-              return this.keepCeiling ? lease.ceilingTicks : LAYOUT.maxTimestamp;
-            }
-            throw error;
-          }
-        },
-        ceilingReached: () => permit.ceilingReached?.(),
-      },
-    };
   }
 }
 

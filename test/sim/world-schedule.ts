@@ -1,0 +1,153 @@
+/**
+ * What a schedule is: the faults the simulator plays (a plain value, so that fast-check can generate and shrink it),
+ * the processes and Redis clocks it starts with, and the settings and bounds the world checks a run against.
+ */
+import { resolveLayout } from '../../lib/core/layout.js';
+import { SETTLE_AFTER_LOSS_MS } from '../../lib/lease/lease.contract.js';
+import { resolveLeaseSettings, type LeaseSettings } from '../../lib/lease/lease.settings.js';
+
+export const TTL_MS = 3000;
+export const ID_COUNT = 4;
+/** The simulated time every run starts at. */
+export const START = Date.UTC(2026, 10, 25, 12);
+/** The fleet's layout: four worker IDs, so that capacity is tight and every lost ID shows. */
+export const LAYOUT = resolveLayout({ workerBits: 2 }, START);
+
+/**
+ * How long after the faults stop every process must issue again: settling after a loss (12 s), a lease left by a
+ * killed process running out (one TTL) and the back-off of a claim that found Redis away (one renew interval), a
+ * floor wait (maxFloorWaitMs, 2 s), a renewal and a claim that time out (2 × 2 s), and a TTL to spare.
+ */
+export const LIVENESS_BOUND_MS = SETTLE_AFTER_LOSS_MS + 2 * TTL_MS + 2000 + 2 * 2000;
+
+/**
+ * The liveness bound of a schedule: {@link LIVENESS_BOUND_MS}, plus the furthest any wall clock was stepped ahead. A
+ * process whose clock ran S ahead issued timestamps up to S in the future, and the ID it held then keeps a floor that
+ * far ahead: its next holder may wait up to S for it (the floor rule), and with every other ID held, so may a process
+ * that needs one.
+ */
+export function livenessBoundMs(schedule: Schedule): number {
+  let ahead = 0;
+  const offsets = new Map<number, number>();
+  for (const fault of [...schedule.faults].sort((a, b) => a.at - b.at)) {
+    if (fault.kind !== 'wall-step') continue;
+    const slot = fault.holder % schedule.holders.length;
+    const offset = (offsets.get(slot) ?? 0) + fault.byMs;
+    offsets.set(slot, offset);
+    ahead = Math.max(ahead, offset);
+  }
+  return LIVENESS_BOUND_MS + ahead;
+}
+
+export type Fault =
+  /** kill -9; the process starts again (a new process, no memory of the old one) `downMs` later. */
+  | { at: number; kind: 'kill'; holder: number; downMs: number }
+  /** A graceful shutdown (release), then a new process `downMs` later. */
+  | { at: number; kind: 'shutdown'; holder: number; downMs: number }
+  /** A rolling deploy: process i shuts down at `at + offsets[i]` and starts again `downs[i]` later. */
+  | { at: number; kind: 'deploy'; offsets: number[]; downs: number[] }
+  /** SIGSTOP / a long GC / an event-loop stall: nothing runs, the clocks run on. */
+  | { at: number; kind: 'pause'; holder: number; ms: number }
+  /** The machine sleeps: nothing runs and the monotonic clock stops, while the wall clock runs on. */
+  | { at: number; kind: 'suspend'; holder: number; ms: number }
+  /** Requests, replies or both are lost for `ms`. */
+  | { at: number; kind: 'partition'; holder: number; ms: number; way: 'both' | 'requests' | 'replies' }
+  /** A bad network for `ms`: delays up to `delayMs`, drops and duplicated requests (a resend after a reconnect). */
+  | { at: number; kind: 'lossy'; holder: number; ms: number; delayMs: number; dropPct: number; dupPct: number }
+  /** The wall clock steps by `byMs` (NTP step, an operator); it stays there until the faults stop. */
+  | { at: number; kind: 'wall-step'; holder: number; byMs: number }
+  /** The wall or monotonic clock runs fast or slow by `ppm` until the faults stop. */
+  | { at: number; kind: 'rate'; holder: number; clock: 'wall' | 'mono'; ppm: number }
+  /** Redis restarts after `downMs`: empty, or from the snapshot of `agoMs` before (persistence, or a replica). */
+  | { at: number; kind: 'redis-restart'; downMs: number; from: 'empty' | { agoMs: number } }
+  | { at: number; kind: 'flushall' }
+  /** Deletes (or evicts) these keys: 0 meta, 1 cursor, 2 expiry, 3.. records. */
+  | { at: number; kind: 'delete'; keys: number[] }
+  /** Older data comes back in the same Redis process (run_id and replication ID unchanged). */
+  | { at: number; kind: 'rollback'; agoMs: number }
+  /**
+   * `maxmemory-policy allkeys-lru` under memory pressure: up to `count` of the namespace's keys are evicted, those
+   * used longest ago first.
+   */
+  | { at: number; kind: 'evict'; count: number }
+  /**
+   * Sentinel promotes the replica, which lags `lagMs` behind the primary: the writes of the last `lagMs` (scripts that
+   * already answered) are lost, and the promoted process has its own run_id and replication ID. The holders in
+   * `stale` were told the old primary (a Sentinel view that lags, a connection that stays up) and keep using it
+   * for `staleMs` (with Sentinels: until a confirmation tells them otherwise), while the others use the promoted one
+   * at once. Sentinel i names the promoted one `sentinelDelays[i]` after the promotion (default at once).
+   */
+  | { at: number; kind: 'failover'; lagMs: number; stale: number[]; staleMs: number; sentinelDelays?: number[] }
+  /**
+   * Redis Cluster moves the namespace's slot to another node over `ms`, as `redis-cli --cluster reshard` does: the
+   * slot is marked migrating and importing, its keys move `batch` at a time (MIGRATE, in the order a key scan finds
+   * them), the batches spread over `ms`, then the new node owns the slot (another run_id, the same data). Meanwhile a
+   * script reaches the old node (ioredis's slot map) and runs there while every key it declares is there; otherwise it
+   * is told ASK, and ioredis sends it with ASKING to the new node, which runs it when every key it declares has moved
+   * there and answers TRYAGAIN otherwise (keys split, or a key that exists on neither: a record not yet written);
+   * ioredis sends a TRYAGAIN again 100 ms later to a random primary of three, which answers MOVED unless it is the
+   * owner. Once the slot is the new node's, a process still told the old one is answered MOVED once. Each redirection
+   * costs a round trip; ioredis follows 16 and fails the 17th ("Too many Cluster redirections").
+   */
+  | { at: number; kind: 'migrate'; ms: number; batch: number }
+  /**
+   * The clock of the Redis host serving the namespace steps to `toMs` from the true time (NTP on that host), staying
+   * within the band every Redis clock of the schedule keeps (see {@link Schedule.redisSkewsMs}).
+   */
+  | { at: number; kind: 'redis-clock'; toMs: number }
+  /**
+   * A canary: the holder's process shuts down and one with another contract (`ttlMs`, and the fence margin and clock
+   * bounds derived from it) starts in its place at once; when the faults stop, it is rolled back to the fleet's.
+   */
+  | { at: number; kind: 'reconfigure'; holder: number; ttlMs: number };
+
+export interface HolderSpec {
+  /** Constant wall-clock offset from the true time, ms. */
+  skewMs: number;
+  /** Another contract (a canary with a shorter TTL): the namespace refuses it while others hold leases. */
+  ttlMs?: number;
+  /** Starts this long after the beginning (default at once). */
+  startAtMs?: number;
+}
+
+export interface Schedule {
+  /** Drives the network's delays and drops and how many IDs each process asks for. */
+  seed: number;
+  holders: HolderSpec[];
+  faults: Fault[];
+  /** Faults happen within [0, faultWindowMs); after it everything heals, and the liveness clock starts. */
+  faultWindowMs: number;
+  /**
+   * Redis behind three Sentinels: every claim and renewal is confirmed by the lease's own SentinelConfirm against
+   * simulated Sentinels, whose views of the master lag (`sentinelDelays` of a failover; a new run_id at the same
+   * address is learnt within 10 s, as from INFO), and a connection told it is on the wrong master reconnects.
+   */
+  sentinels?: boolean;
+  /**
+   * The clocks of the Redis hosts that serve the namespace in turn, ms from the true time: the first primary, then
+   * each failover's promoted replica and each slot move's new node take the next one (round the list); a restart
+   * keeps its host's clock. The schedules keep them within the README's assumption (the Redis servers' clocks agree
+   * within `maxClockOffsetMs`) and close enough to every holder's clock for it to issue: see
+   * {@link redisClockBandMs}. Default: every Redis clock at the true time.
+   */
+  redisSkewsMs?: number[];
+}
+
+/** The simulated processes' lease settings with the simulator's TTL (another `ttlMs` for a canary). */
+export function simSettings(ttlMs = TTL_MS): LeaseSettings {
+  return resolveLeaseSettings({ url: 'redis://sim', namespace: 'sim', ttlMs, retryBackoffMs: 100 }, LAYOUT);
+}
+
+/** What a holder's measured offset from a Redis clock may carry on a healthy link: half a round trip of up to 8 ms. */
+const OFFSET_ERROR_ALLOWANCE_MS = 10;
+
+/**
+ * How far from the true time (either way) a schedule's Redis clocks may be: so that any two agree within
+ * `maxClockOffsetMs` (the README's assumption), and every holder's wall clock, once the faults stop, is within
+ * `maxClockOffsetMs` of each of them with its measurement error to spare, so that it issues.
+ */
+export function redisClockBandMs(holders: readonly HolderSpec[]): number {
+  const bound = simSettings().maxClockOffsetMs;
+  const farthest = Math.max(0, ...holders.map((holder) => Math.abs(holder.skewMs)));
+  return Math.max(0, Math.min(Math.floor(bound / 2), bound - OFFSET_ERROR_ALLOWANCE_MS - farthest));
+}
