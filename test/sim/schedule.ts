@@ -5,8 +5,16 @@
 import fc from 'fast-check';
 import type { EngineName } from './lua/engines.js';
 import { describeFigures, noFigures, type SearchFigures } from './report-figures.mjs';
-import { ID_COUNT, redisClockBandMs } from './world.js';
-import { runSchedule, type Fault, type PlantedBug, type RunResult, type Schedule, type Violation } from './world.js';
+import {
+  ID_COUNT,
+  redisClockBandMs,
+  runSchedule,
+  type Fault,
+  type PlantedBug,
+  type RunResult,
+  type Schedule,
+  type Violation,
+} from './world.js';
 
 const FAULT_WINDOW_MS = 30_000;
 const KEY_COUNT = 3 + ID_COUNT;

@@ -141,13 +141,16 @@ export function simSettings(ttlMs = TTL_MS): LeaseSettings {
 /** What a holder's measured offset from a Redis clock may carry on a healthy link: half a round trip of up to 8 ms. */
 const OFFSET_ERROR_ALLOWANCE_MS = 10;
 
+/** The fleet's `maxClockOffsetMs`, resolved once rather than for every schedule drawn. */
+const FLEET_CLOCK_BOUND_MS = simSettings().maxClockOffsetMs;
+
 /**
  * How far from the true time (either way) a schedule's Redis clocks may be: so that any two agree within
  * `maxClockOffsetMs` (the README's assumption), and every holder's wall clock, once the faults stop, is within
  * `maxClockOffsetMs` of each of them with its measurement error to spare, so that it issues.
  */
 export function redisClockBandMs(holders: readonly HolderSpec[]): number {
-  const bound = simSettings().maxClockOffsetMs;
+  const bound = FLEET_CLOCK_BOUND_MS;
   const farthest = Math.max(0, ...holders.map((holder) => Math.abs(holder.skewMs)));
   return Math.max(0, Math.min(Math.floor(bound / 2), bound - OFFSET_ERROR_ALLOWANCE_MS - farthest));
 }
