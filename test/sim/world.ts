@@ -34,7 +34,6 @@ import { WorkerUnavailableError } from '../../lib/core/errors.js';
 import { SnowflakeGenerator } from '../../lib/core/generator.js';
 import { LeaseConnectionError } from '../../lib/lease/redis/lease.client.js';
 import { leaseKeys } from '../../lib/lease/lease.keys.js';
-import type { LeaseSettings } from '../../lib/lease/lease.settings.js';
 import type { RedisClientLike } from '../../lib/lease/lease.options.js';
 import type { SearchFigures } from './report-figures.mjs';
 import { RedisWorkerSource } from '../../lib/lease/redis-worker.source.js';
@@ -228,7 +227,7 @@ class World {
       restartAt: spec.startAtMs === undefined ? 0 : spec.startAtMs,
       canaryTtlMs: undefined,
     }));
-    const keys = leaseKeys(this.settingsFor(TTL_MS), 0);
+    const keys = leaseKeys(simSettings(), 0);
     this.keyNames = [keys.meta, keys.cursor, keys.expiry, ...range(ID_COUNT).map((i) => keys.recordPrefix + i)];
   }
 
@@ -314,14 +313,10 @@ class World {
 
   // ---- processes -------------------------------------------------------------------------------------------------
 
-  private settingsFor(ttlMs: number): LeaseSettings {
-    return simSettings(ttlMs);
-  }
-
   private start(holder: Holder): void {
     holder.restartAt = undefined;
     const name = `h${holder.slot}#${++holder.incarnation}`;
-    const settings = this.settingsFor(holder.canaryTtlMs ?? holder.spec.ttlMs ?? TTL_MS);
+    const settings = simSettings(holder.canaryTtlMs ?? holder.spec.ttlMs ?? TTL_MS);
     const tamper: ReplyTamper = {
       dropFloor: this.options.bug === 'floor',
       serverTimeIs: this.options.bug === 'clock-check' ? () => holder.clock.now() : undefined,
