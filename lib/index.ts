@@ -53,6 +53,7 @@ export {
   ClockOutOfSyncError,
   LeaseConfigMismatchError,
   LeaseExhaustedError,
+  LeaseLayoutChangeError,
   RedisUnavailableError,
 } from './lease/lease.errors.js';
 export type { RedisClientLike, RedisLeaseOptions } from './lease/lease.options.js';

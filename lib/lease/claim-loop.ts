@@ -8,6 +8,7 @@ import {
   ClockOutOfSyncError,
   LeaseConfigMismatchError,
   LeaseExhaustedError,
+  LeaseLayoutChangeError,
   RedisUnavailableError,
 } from './lease.errors.js';
 import { floorWaitMs, freeWaitMs, leaseBackoff } from './lease.math.js';
@@ -114,6 +115,9 @@ export async function claimLease(
         reply.live,
         reply.heldBack,
       );
+    }
+    if (reply.kind === 'layout') {
+      throw new LeaseLayoutChangeError(settings.namespace, reply.recorded, settings.config, reply.waitMs);
     }
     if (reply.kind === 'exhausted') {
       if (!excludedDropped && excluded.length > 0) {

@@ -76,6 +76,36 @@ export class LeaseConfigMismatchError extends SnowflakeError {
 }
 
 /**
+ * The namespace issued IDs under another layout (epoch, time unit or field widths), and this instance's layout would
+ * issue IDs among them: below the highest the old layout may have issued, on any worker ID. Neither the floor nor the
+ * time rule can compare IDs of two layouts, so the namespace takes a new layout only once its IDs lie above every
+ * old one; it waits for that when it is at most 12 s away, and refuses the instance when it is further.
+ *
+ * @publicApi
+ */
+export class LeaseLayoutChangeError extends SnowflakeError {
+  constructor(
+    readonly namespace: string,
+    /** The contract the namespace's last holders ran, with their layout. */
+    readonly recorded: string,
+    /** This instance's contract. */
+    readonly given: string,
+    /** How long until this layout's IDs lie above every ID of the recorded one, ms. */
+    readonly waitMs: number,
+  ) {
+    const differences = contractDifferences(recorded, given).filter((part) => /^(layout|unit|epoch):/.test(part));
+    super(
+      `Namespace "${namespace}" issued IDs under another layout than this instance's ` +
+        `(${differences.length > 0 ? differences.join('; ') : `${recorded} against ${given}`}), and this layout's ` +
+        `IDs would lie among them for another ${Math.ceil(waitMs / 1000)} s: they could repeat IDs already issued. ` +
+        'Keep the recorded layout; or choose one whose IDs lie above the old ones (an earlier epoch, a finer time ' +
+        'unit, more bits below the timestamp); or, where no stored ID can meet the new ones (a new table), give ' +
+        'this deployment its own `redis.namespace`.',
+    );
+  }
+}
+
+/**
  * Redis could not be reached (or did not answer in time) while claiming a worker ID at bootstrap.
  *
  * @publicApi

@@ -10,6 +10,7 @@ import {
 import {
   ClockOutOfSyncError,
   LeaseConfigMismatchError,
+  LeaseLayoutChangeError,
   LeaseExhaustedError,
   RedisUnavailableError,
 } from '../../lib/lease/lease.errors.js';
@@ -53,6 +54,7 @@ describe('TransientSnowflakeError', () => {
     const lasting = [
       new SnowflakeConfigError('workerId', 'bad'),
       new LeaseConfigMismatchError('ns', 'a', 'b', 1),
+      new LeaseLayoutChangeError('ns', 'a', 'b', 60_000),
       new ClockOutOfSyncError('ns', 5000, 1, 100),
     ];
     for (const error of transient) expect(error).toBeInstanceOf(TransientSnowflakeError);
@@ -76,5 +78,20 @@ describe('LeaseConfigMismatchError', () => {
     );
     expect(heldBack.message).toContain('ttlMs: namespace 3000, this instance 1000');
     expect(heldBack.heldBackLeases).toBe(3);
+  });
+});
+
+describe('LeaseLayoutChangeError', () => {
+  it('names the layout fields that differ (not the TTL), how long the IDs would collide, and what to do', () => {
+    const recorded = 'ttlMs=3000 layout=41/0/2/12 unit=1ms epoch=1000';
+    const given = 'ttlMs=1000 layout=41/0/2/12 unit=10ms epoch=1000';
+    const error = new LeaseLayoutChangeError('ns', recorded, given, 90_500);
+    expect(error.message).toContain(
+      'Namespace "ns" issued IDs under another layout than this instance\'s (unit: namespace 1ms, this instance 10ms)',
+    );
+    expect(error.message).not.toContain('ttlMs');
+    expect(error.message).toContain('for another 91 s');
+    expect(error.message).toContain('Keep the recorded layout');
+    expect(error.waitMs).toBe(90_500);
   });
 });

@@ -8,6 +8,7 @@ import {
   IdService,
   LeaseConfigMismatchError,
   LeaseExhaustedError,
+  LeaseLayoutChangeError,
   RedisUnavailableError,
   SnowflakeModule,
   WorkerUnavailableError,
@@ -314,6 +315,23 @@ describe('Redis worker-ID lease (real redis-server)', () => {
     const changed = await boot({}, { ttlMs: 2 * TTL });
     expect(changed.status().lease!.state).toBe('held');
     expect(await admin.hget(`snowflake:{${namespace}:dc0}:meta`, 'config')).toContain(`ttlMs=${2 * TTL} `);
+  });
+
+  it('refuses, at bootstrap, a layout whose IDs would lie among those the namespace issued, and takes one above', async () => {
+    const fleet = await boot();
+    const issued = fleet.next();
+    await Promise.all(modules.splice(0).map((m) => m.close()));
+    // An epoch a day later: the same instant gives timestamps a day lower, among the IDs already issued.
+    const later = { ...LAYOUT, epoch: fleet.layout.epoch + 24 * 3600_000 };
+    const error = await boot({ layout: later }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(LeaseLayoutChangeError);
+    expect((error as Error).message).toContain(`Namespace "${namespace}" issued IDs under another layout`);
+    expect((error as Error).message).toContain(`epoch: namespace ${fleet.layout.epoch}, this instance ${later.epoch}`);
+    expect((error as LeaseLayoutChangeError).waitMs).toBeGreaterThan(24 * 3600_000);
+    // An epoch a day earlier issues above every old ID: taken at once.
+    const earlier = await boot({ layout: { ...LAYOUT, epoch: fleet.layout.epoch - 24 * 3600_000 } });
+    expect(earlier.status().lease!.state).toBe('held');
+    expect(earlier.next()).toBeGreaterThan(issued);
   });
 
   it("waits for the clock to pass a reused ID's previous ceiling", async () => {

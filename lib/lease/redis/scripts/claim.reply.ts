@@ -14,6 +14,8 @@ export type ClaimReply = ServerStamp &
     | { kind: 'exhausted'; held: number; soonestExpiry: number }
     /** `heldBack`: IDs held back for the holders that lost them in a data loss, under `recorded` (see the renewal). */
     | { kind: 'mismatch'; recorded: string; live: number; heldBack: number }
+    /** The namespace issued IDs under another layout, and this one's lie above them only in `waitMs`. */
+    | { kind: 'layout'; recorded: string; waitMs: number }
     | { kind: 'busy' }
   );
 
@@ -83,6 +85,8 @@ export function decodeClaim(reply: unknown[]): ClaimReply {
         heldBack: Number(reply[3]),
         ...stamp(reply, 4),
       };
+    case 'layout':
+      return { kind: 'layout', recorded: String(reply[1]), waitMs: Number(reply[2]), ...stamp(reply, 3) };
     case 'busy':
       return { kind: 'busy', ...stamp(reply, 1) };
     default:

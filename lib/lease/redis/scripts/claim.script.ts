@@ -1,4 +1,6 @@
+import { LAYOUT_CHANGE_MAX_WAIT_MS } from '../../lease.contract.js';
 import { CLAIM_BURSTS } from './claim-bursts.lua.js';
+import { LAYOUT_CHANGE } from './layout-change.lua.js';
 import { PRELUDE } from './prelude.lua.js';
 
 /**
@@ -14,7 +16,9 @@ import { PRELUDE } from './prelude.lua.js';
  *
  * The namespace records its contract (layout, TTL, fence margin, clock-back tolerance, clock bound). A claim with
  * another one is refused while any lease is live, or any ID is held back after a loss for the holder that lost it
- * (whose renewal recorded its contract); once neither is, the namespace takes the new contract.
+ * (whose renewal recorded its contract); once neither is, the namespace takes the new contract. Another layout waits
+ * (`wait`) until its IDs lie above every ID the recorded one may have issued (layout-change.lua.ts), and is refused
+ * (`layout`) when that is more than LAYOUT_CHANGE_MAX_WAIT_MS away.
  *
  * A free ID whose record is gone (deleted, evicted) is handed out without a floor once one fence margin has passed
  * since its lease lapsed or was released: its last holder issued nothing after that, with timestamps no further
@@ -61,9 +65,10 @@ import { PRELUDE } from './prelude.lua.js';
  *      | {'settling', wait ms, now, server} | {'wait', wait ms, now, server} | {'retry', candidate, now, server}
  *      | {'exhausted', held, soonest expiry (or -1), now, server}
  *      | {'mismatch', the namespace's contract, live leases, IDs held back after a loss, now, server}
+ *      | {'layout', the namespace's contract, ms until this layout's IDs lie above its IDs, now, server}
  *      | {'busy', now, server} (live leases passed over at the cursor; claim again)
  */
-export const CLAIM_SCRIPT = `${PRELUDE}
+export const CLAIM_SCRIPT = `${PRELUDE}${LAYOUT_CHANGE}
 local RECORD = KEYS[4]
 -- How many IDs a contended claim spreads over: a storm of up to about this many claims at once lands mostly on
 -- distinct IDs in one round. Picking the k-th expired ID walks k entries of the sorted set (microseconds).
@@ -89,7 +94,11 @@ if recorded ~= CONFIG then
   -- renewals recorded, are about to claim them again.
   local held_back = reservation_grace() and tonumber(redis.call('HGET', META, 'reserved')) or 0
   if recorded and live + held_back > 0 then return {'mismatch', recorded, live, held_back, now, server} end
-  -- No live holder, nothing held back: the namespace takes this contract from now on.
+  -- Another layout issues among the IDs already issued until its IDs pass them (layout-change.lua.ts).
+  local layout_wait = recorded and layout_change_wait(recorded) or 0
+  if layout_wait > ${LAYOUT_CHANGE_MAX_WAIT_MS} then return {'layout', recorded, layout_wait, now, server} end
+  if layout_wait > 0 then return {'wait', layout_wait, now, server} end
+  -- No live holder, nothing held back, no ID of the old layout ahead: the namespace takes this contract from now on.
   redis.call('HSET', META, 'config', CONFIG)
 end
 

@@ -1,0 +1,136 @@
+import { Redis } from 'ioredis';
+import { resolveLayout, type LayoutOptions } from '../../lib/core/layout.js';
+import { contractOf, LAYOUT_CHANGE_MAX_WAIT_MS, SETTLE_AFTER_LOSS_MS } from '../../lib/lease/lease.contract.js';
+import { LeaseProtocol } from '../../lib/lease/redis/lease.protocol.js';
+import { CLAIM_SCRIPT, RELEASE_SCRIPT } from '../../lib/lease/redis/lease.scripts.js';
+import { LeaseScripts } from '../support/lease-scripts.js';
+import { RedisServer } from '../support/redis-server.js';
+
+/**
+ * A namespace that takes another layout once no lease is live (real redis-server, the claim script one call at a
+ * time). The floor and the time rule compare timestamps in one layout's frame; across two layouts an epoch moved
+ * later, a coarser unit or fewer bits below the timestamp would issue IDs among those already issued, on any worker
+ * ID. The claim waits until the new layout's IDs lie above every old one, and refuses when that is far away.
+ */
+describe('a namespace taking another layout (real redis-server)', () => {
+  let server: RedisServer;
+  let redis: Redis;
+  let scripts: LeaseScripts;
+  let n = 0;
+  const TTL = 1000;
+  const BOUND_MS = 100;
+  const numbers = { ttlMs: TTL, fenceMarginMs: 200, clockBackToleranceMs: 50, maxClockOffsetMs: BOUND_MS };
+  const NOW = Date.now();
+  const FLEET_LAYOUT = resolveLayout({ workerBits: 2 }, NOW);
+  const contract = (options: LayoutOptions = {}) =>
+    contractOf(numbers, resolveLayout({ workerBits: 2, ...options }, NOW));
+  const FLEET = contract();
+
+  const protocol = (config: string) => scripts.protocol({ ttlMs: TTL, config, idCount: 4, fenceMarginMs: 200 });
+
+  async function claim(token: string, config: string) {
+    const p = protocol(config);
+    let candidate = 0;
+    for (;;) {
+      const request = { token, holderNowMs: Date.now(), host: 'test-host', pid: 1, excluded: [], candidate };
+      const reply = LeaseProtocol.decodeClaim(await scripts.run(CLAIM_SCRIPT, p, candidate, p.claimArgs(request)));
+      if (reply.kind !== 'retry') return reply;
+      candidate = reply.candidate;
+    }
+  }
+
+  /** A lease taken under `config` and released at once, its last timestamp now: the namespace is free. */
+  async function usedAndLeft(config: string): Promise<void> {
+    const reply = await claim('old', config);
+    if (reply.kind !== 'ok') throw new Error(`claim: ${JSON.stringify(reply)}`);
+    const p = protocol(config);
+    const released = LeaseProtocol.decodeRelease(
+      await scripts.run(RELEASE_SCRIPT, p, reply.id, p.releaseArgs(reply.id, 'old', Date.now(), 'fresh')),
+    );
+    expect(released.kind).toBe('released');
+  }
+
+  const recorded = () => redis.hget(scripts.keys.meta, 'config');
+
+  beforeAll(async () => {
+    server = await RedisServer.start();
+    redis = new Redis(server.url);
+  });
+
+  afterAll(async () => {
+    redis.disconnect();
+    await server.dispose();
+  });
+
+  beforeEach(async () => {
+    scripts = new LeaseScripts(redis, `layout${++n}`);
+    expect((await claim('first', FLEET)).kind).toBe('settling');
+    await redis.hset(scripts.keys.meta, 'created', Date.now() - SETTLE_AFTER_LOSS_MS - 10);
+  });
+
+  it.each([
+    ['an epoch 60 s later', { epoch: FLEET_LAYOUT.epoch + 60_000 }, 60_000],
+    ['a coarser time unit', { timeUnitMs: 10 as const }, 24 * 3600_000],
+    ['one bit fewer below the timestamp', { timestampBits: 42, sequenceBits: 11 }, 24 * 3600_000],
+  ])('refuses %s, whose IDs lie among those issued, naming how long they would', async (_, options, atLeastMs) => {
+    await usedAndLeft(FLEET);
+    const reply = await claim('new', contract(options));
+    expect(reply).toMatchObject({ kind: 'layout', recorded: FLEET });
+    if (reply.kind !== 'layout') return;
+    expect(reply.waitMs).toBeGreaterThan(atLeastMs);
+    expect(await recorded()).toBe(FLEET);
+  });
+
+  it.each([
+    ['an epoch 60 s earlier', { epoch: FLEET_LAYOUT.epoch - 60_000 }],
+    ['a shard field below the timestamp (IDs four times higher)', { shardBits: 2 }],
+  ])('takes %s at once: its IDs lie above every old one', async (_, options) => {
+    await usedAndLeft(FLEET);
+    const config = contract(options);
+    expect(await claim('new', config)).toMatchObject({ kind: 'ok' });
+    expect(await recorded()).toBe(config);
+  });
+
+  it('takes other worker and sequence fields once the old timestamps are passed, a few clock bounds on', async () => {
+    await usedAndLeft(FLEET);
+    const config = contract({ workerBits: 3, sequenceBits: 11 });
+    const reply = await claim('new', config);
+    expect(reply.kind).toBe('wait');
+    if (reply.kind !== 'wait') return;
+    // Two clock bounds on each side, the spare second and a time unit, from the release (just now).
+    expect(reply.waitMs).toBeGreaterThan(4 * BOUND_MS + 1000 - 50);
+    expect(reply.waitMs).toBeLessThanOrEqual(4 * BOUND_MS + 1000 + 2);
+    expect(await recorded()).toBe(FLEET);
+    await new Promise((resolve) => setTimeout(resolve, reply.waitMs + 5));
+    expect(await claim('new', config)).toMatchObject({ kind: 'ok' });
+    expect(await recorded()).toBe(config);
+  });
+
+  it('going back after a layout whose IDs lay above waits until the old layout passes them, or refuses', async () => {
+    const earlier = contract({ epoch: FLEET_LAYOUT.epoch - 60_000 });
+    await usedAndLeft(FLEET);
+    await usedAndLeft(earlier);
+    const back = await claim('back', FLEET);
+    expect(back).toMatchObject({ kind: 'layout', recorded: earlier });
+    if (back.kind === 'layout') expect(back.waitMs).toBeGreaterThan(60_000);
+    // A step back of a few seconds is waited for, not refused.
+    const near = contract({ epoch: FLEET_LAYOUT.epoch - 60_000 + 5_000 });
+    const reply = await claim('near', near);
+    expect(reply.kind).toBe('wait');
+    if (reply.kind === 'wait') {
+      expect(reply.waitMs).toBeGreaterThan(5_000);
+      expect(reply.waitMs).toBeLessThanOrEqual(LAYOUT_CHANGE_MAX_WAIT_MS);
+    }
+  });
+
+  it('never waits for contracts it cannot read, nor for a change of TTL alone', async () => {
+    await usedAndLeft(FLEET);
+    const ttlOnly = contractOf({ ...numbers, ttlMs: 2000, fenceMarginMs: 400 }, FLEET_LAYOUT);
+    // Taken at once (usedAndLeft throws on any other answer), and left again.
+    await usedAndLeft(ttlOnly);
+    expect(await recorded()).toBe(ttlOnly);
+    await redis.hset(scripts.keys.meta, 'config', 'made-up');
+    expect(await claim('other', FLEET)).toMatchObject({ kind: 'ok' });
+    expect(await recorded()).toBe(FLEET);
+  });
+});
