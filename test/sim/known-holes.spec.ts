@@ -126,6 +126,32 @@ describe('known holes, as scripted schedules', () => {
     expect(before.some((line) => /h\d#\d+ claim ran: \["mismatch","ttlMs=2000/.test(line))).toBe(true);
   });
 
+  // Found once the search drew canaries with other layouts: a canary whose epoch lay 4 s earlier took the namespace
+  // while no lease was live, and issued IDs 4 s above the fleet's; rolled back, the fleet issued them again 4 s
+  // later (the floor and the time rule compare timestamps of one layout only). Now a namespace takes a layout only
+  // once its IDs lie above every ID the old one may have issued: the fleet waits those 4 s (and the clock bounds).
+  it("a canary with another layout, then the fleet's again: neither issues among the other's IDs", async () => {
+    const faults: Fault[] = [
+      { at: 14_900, kind: 'shutdown', holder: 0, downMs: 20_000 },
+      { at: 15_000, kind: 'reconfigure', holder: 1, ttlMs: 3_000, layout: 'epoch-4s-earlier' },
+    ];
+    const canary = schedule(faults, [{ skewMs: 0 }, { skewMs: 0 }]);
+    const result = await runSchedule(canary, { trace: true });
+    if (result.violation !== undefined) throw new Error(explain(result));
+    // The canary issued (its layout lies above the fleet's: taken at once), and the fleet waited after it.
+    const canaryIssued = result.timeline.filter((line) => {
+      const at = Number(line.trim().split(' ')[0]);
+      return at > 15_000 && at < 30_000 && /h1#\d+ issues as worker/.test(line);
+    });
+    expect(canaryIssued).toHaveLength(1);
+    expect(result.timeline.some((line) => /h\d#\d+ claim ran: \["wait",[4-6]\d{3},/.test(line))).toBe(true);
+    expect(result.worstRecoveryMs).toBeGreaterThan(4_000);
+    expect(result.worstRecoveryMs).toBeLessThanOrEqual(livenessBoundMs(canary) - LIVENESS_BOUND_MS + 4_000);
+
+    const before = await runSchedule(canary, { bug: 'layout-unchecked' });
+    expect(before.violation?.kind).toBe('duplicate');
+  });
+
   // Found by the simulator (a focused search, then shrunk): the expiry set deleted while one holder is dead and
   // another paused past its lease. The new marker took the cursor as it was (spent), and only a renewal or a note
   // puts an ID back in the expiry set, so the dead holder's ID was in neither: never handed out again, and with as

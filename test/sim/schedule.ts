@@ -15,6 +15,7 @@ import {
   type Schedule,
   type Violation,
 } from './world.js';
+import { CANARY_LAYOUTS, type CanaryLayout } from './world-schedule.js';
 
 const FAULT_WINDOW_MS = 30_000;
 const KEY_COUNT = 3 + ID_COUNT;
@@ -177,7 +178,13 @@ export function scheduleArbitrary(options: { rollbacks?: boolean; mix?: FaultMix
     steps: upTo('redis-clock', fc.record({ at, to: fraction }), 2),
     canaries: upTo(
       'reconfigure',
-      fc.record({ at, kind: fc.constant('reconfigure' as const), holder, ttlMs: fc.constantFrom(...CANARY_TTLS_MS) }),
+      fc.record({
+        at,
+        kind: fc.constant('reconfigure' as const),
+        holder,
+        ttlMs: fc.constantFrom(...CANARY_TTLS_MS),
+        layout: fc.constantFrom(...(Object.keys(CANARY_LAYOUTS) as CanaryLayout[])),
+      }),
       1,
     ),
   });

@@ -22,6 +22,7 @@ const PLANTED_BUGS: Record<PlantedBug, true> = {
   'cursor-kept': true,
   'cursor-kept-without-meta': true,
   'contract-not-held-back': true,
+  'layout-unchecked': true,
 };
 
 export interface SearchSettings {

@@ -28,7 +28,9 @@ export type PlantedBug =
  * - `cursor-kept-without-meta`: a lost expiry set leaves the cursor where it was when the meta, whose mirror counts
  *   the set's members, was lost with it (found by the simulator after a65b0a9, fixed since);
  * - `contract-not-held-back`: IDs held back after a loss neither record their holders' contract nor refuse a claim
- *   with another (found once the search drew canaries, fixed since).
+ *   with another (found once the search drew canaries, fixed since);
+ * - `layout-unchecked`: a namespace no lease holds takes another layout at once, whatever IDs the old one issued
+ *   (found once the search drew canaries with other layouts, fixed since).
  */
 export type PreFixBehaviour =
   | 'settle-one-ttl'
@@ -36,11 +38,19 @@ export type PreFixBehaviour =
   | 'no-rollback-check'
   | 'cursor-kept'
   | 'cursor-kept-without-meta'
-  | 'contract-not-held-back';
+  | 'contract-not-held-back'
+  | 'layout-unchecked';
 
 /** The planted bugs' patched scripts: settling never lasts, a lapsed lease counts as proof. */
 export function scriptsFor(bug: PlantedBug | undefined): Record<ScriptName, string> {
   const scripts = { claim: CLAIM_SCRIPT, renew: RENEW_SCRIPT, release: RELEASE_SCRIPT, note: NOTE_SCRIPT };
+  if (bug === 'layout-unchecked') {
+    scripts.claim = patch(
+      scripts.claim,
+      'local layout_wait = recorded and layout_change_wait(recorded) or 0',
+      'local layout_wait = 0',
+    );
+  }
   if (bug === 'settling') {
     for (const name of Object.keys(scripts) as ScriptName[]) {
       scripts[name] = patch(scripts[name], `local SETTLE = ${SETTLE_AFTER_LOSS_MS}`, 'local SETTLE = 0');

@@ -2,7 +2,7 @@
  * What a schedule is: the faults the simulator plays (a plain value, so that fast-check can generate and shrink it),
  * the processes and Redis clocks it starts with, and the settings and bounds the world checks a run against.
  */
-import { resolveLayout } from '../../lib/core/layout.js';
+import { resolveLayout, type Layout } from '../../lib/core/layout.js';
 import { SETTLE_AFTER_LOSS_MS } from '../../lib/lease/lease.contract.js';
 import { resolveLeaseSettings, type LeaseSettings } from '../../lib/lease/lease.settings.js';
 
@@ -36,7 +36,10 @@ export function livenessBoundMs(schedule: Schedule): number {
     offsets.set(slot, offset);
     ahead = Math.max(ahead, offset);
   }
-  return LIVENESS_BOUND_MS + ahead;
+  // After a canary whose IDs lay above the fleet's (an earlier epoch), the fleet takes its layout back once its IDs
+  // pass the canary's: the epoch's difference, two clock bounds each side and the claim's spare second.
+  const behind = schedule.faults.some((fault) => fault.kind === 'reconfigure' && fault.layout === 'epoch-4s-earlier');
+  return LIVENESS_BOUND_MS + ahead + (behind ? 4000 + 4 * FLEET_CLOCK_BOUND_MS + 1000 : 0);
 }
 
 export type Fault =
@@ -99,7 +102,25 @@ export type Fault =
    * A canary: the holder's process shuts down and one with another contract (`ttlMs`, and the fence margin and clock
    * bounds derived from it) starts in its place at once; when the faults stop, it is rolled back to the fleet's.
    */
-  | { at: number; kind: 'reconfigure'; holder: number; ttlMs: number };
+  | { at: number; kind: 'reconfigure'; holder: number; ttlMs: number; layout?: CanaryLayout };
+
+/**
+ * The layout a canary runs with ({@link CANARY_LAYOUTS}): the fleet's, or one whose IDs lie among the fleet's (an
+ * epoch 4 s or 60 s later, a coarser unit, the worker and sequence fields split otherwise) or above them (an epoch
+ * 4 s earlier). The namespace takes a layout only once no lease is live, and then only when its IDs lie above every
+ * ID the old one may have issued; the checks compare IDs of every layout as 64-bit numbers.
+ */
+export type CanaryLayout = 'fleet' | 'fields' | 'epoch-4s-earlier' | 'epoch-4s-later' | 'epoch-60s-later' | 'unit-10ms';
+
+/** What each {@link CanaryLayout} changes in the fleet's layout. */
+export const CANARY_LAYOUTS: Record<CanaryLayout, Layout> = {
+  fleet: LAYOUT,
+  fields: resolveLayout({ workerBits: 3, sequenceBits: LAYOUT.sequenceBits - 1 }, START),
+  'epoch-4s-earlier': resolveLayout({ workerBits: 2, epoch: LAYOUT.epoch - 4000 }, START),
+  'epoch-4s-later': resolveLayout({ workerBits: 2, epoch: LAYOUT.epoch + 4000 }, START),
+  'epoch-60s-later': resolveLayout({ workerBits: 2, epoch: LAYOUT.epoch + 60_000 }, START),
+  'unit-10ms': resolveLayout({ workerBits: 2, timeUnitMs: 10 }, START),
+};
 
 export interface HolderSpec {
   /** Constant wall-clock offset from the true time, ms. */
@@ -134,8 +155,8 @@ export interface Schedule {
 }
 
 /** The simulated processes' lease settings with the simulator's TTL (another `ttlMs` for a canary). */
-export function simSettings(ttlMs = TTL_MS): LeaseSettings {
-  return resolveLeaseSettings({ url: 'redis://sim', namespace: 'sim', ttlMs, retryBackoffMs: 100 }, LAYOUT);
+export function simSettings(ttlMs = TTL_MS, layout = LAYOUT): LeaseSettings {
+  return resolveLeaseSettings({ url: 'redis://sim', namespace: 'sim', ttlMs, retryBackoffMs: 100 }, layout);
 }
 
 /** What a holder's measured offset from a Redis clock may carry on a healthy link: half a round trip of up to 8 ms. */

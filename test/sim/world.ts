@@ -38,6 +38,7 @@ import type { RedisClientLike } from '../../lib/lease/lease.options.js';
 import type { SearchFigures } from './report-figures.mjs';
 import { RedisWorkerSource } from '../../lib/lease/redis-worker.source.js';
 import { SentinelConfirm } from '../../lib/lease/redis/sentinel.confirm.js';
+import type { Layout } from '../../lib/core/layout.js';
 import { IdService } from '../../lib/module/id.service.js';
 import { WorkerBinding } from '../../lib/worker/worker-binding.js';
 import type { WorkerIdSource } from '../../lib/worker/worker-source.js';
@@ -49,6 +50,7 @@ import { SimTime, TimerStorm } from './sim-time.js';
 import { SimClock } from './sim-clock.js';
 import { FenceIgnored, scriptsFor, type PlantedBug } from './world-bugs.js';
 import {
+  CANARY_LAYOUTS,
   ID_COUNT,
   LAYOUT,
   START,
@@ -128,6 +130,8 @@ interface Holder {
   restartAt: number | undefined;
   /** The TTL of another contract its processes run with (a `reconfigure` canary), until the faults stop. */
   canaryTtlMs: number | undefined;
+  /** The canary's layout (the fleet's unless the fault names another). */
+  canaryLayout: Layout | undefined;
 }
 
 interface SimProcess {
@@ -137,6 +141,8 @@ interface SimProcess {
   dead: boolean;
   /** The slot moves its cluster client knows of (ioredis's slot map): fewer than the world's, and the old node answers MOVED. */
   slotMap: number;
+  /** The layout its IDs follow: the fleet's {@link LAYOUT}, or a canary's. */
+  layout: Layout;
   /** The worker (datacenter and worker ID, as {@link workerSlot} numbers it) of the last ID it issued. */
   lastWorker: number | undefined;
   lastRefusal: string | undefined;
@@ -193,6 +199,8 @@ class World {
   private readonly timeline: string[] = [];
   /** Every ID issued so far under each worker, in the order issued, and who issued the last, by {@link workerSlot}. */
   private readonly byWorker: WorkerHistory[] = [];
+  /** IDs issued by canaries with another layout, and by whom. */
+  private readonly otherLayoutIds = new Map<bigint, string>();
   private readonly faultsByKind: Record<string, number> = {};
   private readonly keyNames: string[];
   private redisDownUntil = 0;
@@ -226,6 +234,7 @@ class World {
       issuedAfterHeal: undefined,
       restartAt: spec.startAtMs === undefined ? 0 : spec.startAtMs,
       canaryTtlMs: undefined,
+      canaryLayout: undefined,
     }));
     const keys = leaseKeys(simSettings(), 0);
     this.keyNames = [keys.meta, keys.cursor, keys.expiry, ...range(ID_COUNT).map((i) => keys.recordPrefix + i)];
@@ -316,7 +325,8 @@ class World {
   private start(holder: Holder): void {
     holder.restartAt = undefined;
     const name = `h${holder.slot}#${++holder.incarnation}`;
-    const settings = simSettings(holder.canaryTtlMs ?? holder.spec.ttlMs ?? TTL_MS);
+    const layout = holder.canaryLayout ?? LAYOUT;
+    const settings = simSettings(holder.canaryTtlMs ?? holder.spec.ttlMs ?? TTL_MS, layout);
     const tamper: ReplyTamper = {
       dropFloor: this.options.bug === 'floor',
       serverTimeIs: this.options.bug === 'clock-check' ? () => holder.clock.now() : undefined,
@@ -327,6 +337,7 @@ class World {
       state: 'starting',
       dead: false,
       slotMap: this.slotMoves,
+      layout,
       lastWorker: undefined,
       lastRefusal: undefined,
     };
@@ -345,12 +356,12 @@ class World {
       source = new FenceIgnored(source as RedisWorkerSource, this.options.bug === 'fence', () => this.pastFence++);
     }
     const generator = new SnowflakeGenerator({
-      layout: LAYOUT,
+      layout,
       clock: holder.clock,
       clockBackToleranceMs: settings.clockBackToleranceMs,
       maxSyncWaitMs: 0,
     });
-    process.ids = new IdService(new WorkerBinding(generator, source, LAYOUT, holder.clock, quiet));
+    process.ids = new IdService(new WorkerBinding(generator, source, layout, holder.clock, quiet));
     holder.process = process;
     this.log(`${name} starts (wall ${holder.clock.now() - this.time.now()} ms off)`);
     process.ids.onModuleInit().then(
@@ -399,9 +410,18 @@ class World {
     const slot = workerSlot(id);
     if (slot !== process.lastWorker) {
       if (this.options.trace) {
-        this.log(`${process.name} issues as worker ${workerOf(id)} from ${process.ids.decode(id).timestamp} (${id})`);
+        const { datacenterId, workerId, timestamp } = process.ids.decode(id);
+        this.log(`${process.name} issues as worker ${datacenterId}:${workerId} from ${timestamp} (${id})`);
       }
       process.lastWorker = slot;
+    }
+    if (process.layout !== LAYOUT) {
+      this.checkOtherLayout(holder, process, id);
+      return;
+    }
+    if (this.otherLayoutIds.size > 0 && this.otherLayoutIds.has(id)) {
+      this.fail('duplicate', `${process.name} issued ${id}, which ${this.otherLayoutIds.get(id)} issued before`);
+      return;
     }
     if (this.healed && holder.issuedAfterHeal === undefined) holder.issuedAfterHeal = this.t;
     let history = this.byWorker[slot];
@@ -426,6 +446,22 @@ class World {
     history.last = id;
     history.by = process.name;
     history.at = this.t;
+  }
+
+  /**
+   * An ID of a canary with another layout: unique as a 64-bit number among every ID issued, whatever its layout (the
+   * fleet's histories are searched under the worker the fleet's layout reads in it). Order is not checked across
+   * layouts, where it means nothing.
+   */
+  private checkOtherLayout(holder: Holder, process: SimProcess, id: bigint): void {
+    if (this.healed && holder.issuedAfterHeal === undefined) holder.issuedAfterHeal = this.t;
+    const earlier =
+      this.otherLayoutIds.get(id) ?? (this.byWorker[workerSlot(id)]?.ids.includes(id) ? 'the fleet' : undefined);
+    if (earlier !== undefined) {
+      this.fail('duplicate', `${process.name} (another layout) issued ${id}, which ${earlier} issued before`);
+      return;
+    }
+    this.otherLayoutIds.set(id, process.name);
   }
 
   private fail(kind: Violation['kind'], detail: string): void {
@@ -726,6 +762,7 @@ class World {
         return;
       case 'reconfigure':
         holder!.canaryTtlMs = fault.ttlMs;
+        holder!.canaryLayout = CANARY_LAYOUTS[fault.layout ?? 'fleet'];
         this.stop(holder!, 'shutdown', 0);
         return;
       case 'pause':
@@ -905,6 +942,7 @@ class World {
       if (holder.canaryTtlMs !== undefined) {
         // The canary is rolled back: its process shuts down, and one with the fleet's contract starts.
         holder.canaryTtlMs = undefined;
+        holder.canaryLayout = undefined;
         this.stop(holder, 'shutdown', 0);
       }
       const state = holder.process?.state;

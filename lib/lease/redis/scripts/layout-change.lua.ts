@@ -40,7 +40,7 @@ local function layout_change_wait(recorded)
   local old, new = id_frame(recorded), id_frame(CONFIG)
   if not old or not new or old.text == new.text then return 0 end
   local last = tonumber(redis.call('HGET', META, 'created')) + tonumber(redis.call('HGET', META, 'settleMs'))
-  local top = redis.call('ZREVRANGE', EXPIRY, 0, 0, 'WITHSCORES')
+  local top = redis.call('ZRANGE', EXPIRY, -1, -1, 'WITHSCORES')
   if top[2] then last = math.max(last, tonumber(top[2])) end
   local old_above = (math.floor((last + 2 * old.bound - old.epoch) / old.unit) + 1) * 2 ^ old.shift
   local new_ticks = math.ceil(old_above / 2 ^ new.shift)
