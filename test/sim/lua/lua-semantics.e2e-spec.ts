@@ -510,6 +510,19 @@ const PINNED: [string, string, (string | number)[]?][] = [
     'local i, t = 3, {}; i, t[i] = i + 1, 20; return {i, tostring(t[3]), tostring(t[4])}',
   ],
   ['a position capture gives an index', 'return {string.match("key:12", "()(%d+)()")}'],
+  [
+    "the layout check's fields pattern, without a shard field",
+    'return {string.match("x=1 layout=41/0/2/12 unit=1ms epoch=-5", "layout=%d+/(%d+)/(%d+)/(%d+)/?(%d*) ")}',
+  ],
+  [
+    "the layout check's fields pattern, with a shard field",
+    'return {string.match("layout=40/1/2/12/3 unit=10ms epoch=17", "layout=%d+/(%d+)/(%d+)/(%d+)/?(%d*) ")}',
+  ],
+  [
+    "the layout check's unit and epoch pattern, the epoch negative, and the layout's text",
+    'local c = "a=1 layout=41/0/2/12 unit=10ms epoch=-1767225600000" ' +
+      'return {string.match(c, " unit=(%d+)ms epoch=(%-?%d+)"), string.match(c, "layout=.*$")}',
+  ],
   ['strtod reads signed and fractional hexadecimal', 'return {tostring(tonumber("-0x10")), tostring(" 0x1p4 " + 0)}'],
   ['strtoul wraps a negative number round', 'return {tostring(tonumber("-1", 2)), tostring(tonumber("0x1A", 16))}'],
   ['type() of no value is an error', 'local function none() end return type(none())'],
