@@ -8,6 +8,8 @@ export interface SearchFigures {
   scripts: number;
   /** Permits a planted fence bug granted past the fence. */
   pastFence: number;
+  /** IDs issued by canaries with another layout than the fleet's. */
+  otherLayoutIds: number;
   faultsByKind: Record<string, number>;
   worstRecoveryMs: number;
 }

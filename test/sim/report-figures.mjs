@@ -13,6 +13,7 @@ export function noFigures() {
     ids: 0,
     scripts: 0,
     pastFence: 0,
+    otherLayoutIds: 0,
     faultsByKind: {},
     worstRecoveryMs: 0,
   };
@@ -30,6 +31,7 @@ export function describeFigures(figures) {
       .join(', ')}`,
     `slowest recovery after the faults stopped: ${figures.worstRecoveryMs} ms`,
   ];
+  if (figures.otherLayoutIds > 0) lines.push(`IDs issued by canaries with another layout: ${figures.otherLayoutIds}`);
   if (figures.pastFence > 0) lines.push(`permits granted past the fence (planted bug): ${figures.pastFence}`);
   return lines;
 }

@@ -271,6 +271,7 @@ export async function search(options: SearchOptions): Promise<SearchReport> {
           report.ids += result.ids;
           report.scripts += result.scripts;
           report.pastFence += result.pastFence;
+          report.otherLayoutIds += result.otherLayoutIds;
           report.worstRecoveryMs = Math.max(report.worstRecoveryMs, result.worstRecoveryMs);
           for (const [kind, n] of Object.entries(result.faultsByKind)) {
             report.faultsByKind[kind] = (report.faultsByKind[kind] ?? 0) + n;

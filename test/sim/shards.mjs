@@ -40,7 +40,8 @@ export function describeSeeds(share) {
 export function combineFigures(figures) {
   const total = noFigures();
   for (const one of figures) {
-    for (const sum of ['schedules', 'simulatedMs', 'ids', 'scripts', 'pastFence']) total[sum] += one[sum];
+    for (const sum of ['schedules', 'simulatedMs', 'ids', 'scripts', 'pastFence', 'otherLayoutIds'])
+      total[sum] += one[sum];
     total.wallMs = Math.max(total.wallMs, one.wallMs);
     total.worstRecoveryMs = Math.max(total.worstRecoveryMs, one.worstRecoveryMs);
     for (const [kind, n] of Object.entries(one.faultsByKind))

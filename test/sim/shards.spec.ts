@@ -58,6 +58,7 @@ describe('the workers of npm run simulate', () => {
         simulatedMs: 100,
         ids: 7,
         scripts: 9,
+        otherLayoutIds: 5,
         faultsByKind: { kill: 2, pause: 1 },
         worstRecoveryMs: 20_000,
       }),
@@ -68,6 +69,7 @@ describe('the workers of npm run simulate', () => {
         ids: 3,
         scripts: 1,
         pastFence: 4,
+        otherLayoutIds: 2,
         faultsByKind: { kill: 1, flushall: 5 },
         worstRecoveryMs: 24_000,
       }),
@@ -79,6 +81,7 @@ describe('the workers of npm run simulate', () => {
       ids: 10,
       scripts: 10,
       pastFence: 4,
+      otherLayoutIds: 7,
       faultsByKind: { kill: 3, pause: 1, flushall: 5 },
       worstRecoveryMs: 24_000,
     });

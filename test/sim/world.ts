@@ -307,6 +307,7 @@ class World {
       ids: this.idCount,
       scripts: this.scriptsRun,
       pastFence: this.pastFence,
+      otherLayoutIds: this.otherLayoutIds.size,
       faultsByKind: this.faultsByKind,
       worstRecoveryMs,
       timeline: this.timeline,
