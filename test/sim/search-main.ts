@@ -1,6 +1,6 @@
 /**
- * One worker of `npm run simulate` (simulate.mjs): the search in a plain Node process, its TypeScript compiled on
- * load by tsx, its settings from the environment (search-env.ts). Outside Jest the search runs about twice as many
+ * One worker of `npm run simulate` (simulate.mjs): the search in a plain Node process, bundled by simulate.mjs (or
+ * compiled on load by tsx: `node --import tsx test/sim/search-main.ts`), its settings from the environment (search-env.ts). Outside Jest the search runs about twice as many
  * schedules per second: Jest tracks every promise for its test context (an AsyncLocalStorage) and runs the code in a
  * VM context, and the simulator lives on promises. Prints the report and exits 1 on a violation, 0 otherwise.
  */
