@@ -11,6 +11,7 @@ import {
   LeaseLayoutChangeError,
   RedisUnavailableError,
 } from './lease.errors.js';
+import { LAYOUT_CHANGE_MAX_WAIT_MS } from './lease.contract.js';
 import { floorWaitMs, freeWaitMs, leaseBackoff } from './lease.math.js';
 import { noneFreeOpening } from './lease.messages.js';
 import type { HeldLease } from './lease.phase.js';
@@ -117,7 +118,15 @@ export async function claimLease(
       );
     }
     if (reply.kind === 'layout') {
-      throw new LeaseLayoutChangeError(settings.namespace, reply.recorded, settings.config, reply.waitMs);
+      if (reply.waitMs > LAYOUT_CHANGE_MAX_WAIT_MS) {
+        throw new LeaseLayoutChangeError(settings.namespace, reply.recorded, settings.config, reply.waitMs);
+      }
+      logger.log(
+        `Namespace "${settings.namespace}" issued IDs under another layout; this instance's IDs pass them in ` +
+          `${reply.waitMs} ms: claiming then`,
+      );
+      await host.sleeper.sleep(reply.waitMs + 5);
+      continue;
     }
     if (reply.kind === 'exhausted') {
       if (!excludedDropped && excluded.length > 0) {

@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { resolveLayout, type LayoutOptions } from '../../lib/core/layout.js';
 import { contractOf, LAYOUT_CHANGE_MAX_WAIT_MS, SETTLE_AFTER_LOSS_MS } from '../../lib/lease/lease.contract.js';
 import { LeaseProtocol } from '../../lib/lease/redis/lease.protocol.js';
-import { CLAIM_SCRIPT, RELEASE_SCRIPT } from '../../lib/lease/redis/lease.scripts.js';
+import { CLAIM_SCRIPT, RELEASE_SCRIPT, RENEW_SCRIPT } from '../../lib/lease/redis/lease.scripts.js';
 import { LeaseScripts } from '../support/lease-scripts.js';
 import { RedisServer } from '../support/redis-server.js';
 
@@ -19,22 +19,22 @@ describe('a namespace taking another layout (real redis-server)', () => {
   let n = 0;
   const TTL = 1000;
   const BOUND_MS = 100;
-  const numbers = { ttlMs: TTL, fenceMarginMs: 200, clockBackToleranceMs: 50, maxClockOffsetMs: BOUND_MS };
+  const MARGIN = 200;
+  const numbers = { ttlMs: TTL, fenceMarginMs: MARGIN, clockBackToleranceMs: 50, maxClockOffsetMs: BOUND_MS };
   const NOW = Date.now();
   const FLEET_LAYOUT = resolveLayout({ workerBits: 2 }, NOW);
   const contract = (options: LayoutOptions = {}) =>
     contractOf(numbers, resolveLayout({ workerBits: 2, ...options }, NOW));
   const FLEET = contract();
 
-  const protocol = (config: string) => scripts.protocol({ ttlMs: TTL, config, idCount: 4, fenceMarginMs: 200 });
+  const protocol = (config: string) => scripts.protocol({ ttlMs: TTL, config, idCount: 4, fenceMarginMs: MARGIN });
 
-  async function claim(token: string, config: string) {
+  async function claim(token: string, config: string, { candidate = 0, once = false } = {}) {
     const p = protocol(config);
-    let candidate = 0;
     for (;;) {
       const request = { token, holderNowMs: Date.now(), host: 'test-host', pid: 1, excluded: [], candidate };
       const reply = LeaseProtocol.decodeClaim(await scripts.run(CLAIM_SCRIPT, p, candidate, p.claimArgs(request)));
-      if (reply.kind !== 'retry') return reply;
+      if (reply.kind !== 'retry' || once) return reply;
       candidate = reply.candidate;
     }
   }
@@ -95,11 +95,12 @@ describe('a namespace taking another layout (real redis-server)', () => {
     await usedAndLeft(FLEET);
     const config = contract({ workerBits: 3, sequenceBits: 11 });
     const reply = await claim('new', config);
-    expect(reply.kind).toBe('wait');
-    if (reply.kind !== 'wait') return;
-    // Two clock bounds on each side, the spare second and a time unit, from the release (just now).
-    expect(reply.waitMs).toBeGreaterThan(4 * BOUND_MS + 1000 - 50);
-    expect(reply.waitMs).toBeLessThanOrEqual(4 * BOUND_MS + 1000 + 2);
+    expect(reply.kind).toBe('layout');
+    if (reply.kind !== 'layout') return;
+    // The old contract's fence margin, two clock bounds of the new one, the spare second and a time unit, from the
+    // release (just now).
+    expect(reply.waitMs).toBeGreaterThan(MARGIN + 2 * BOUND_MS + 1000 - 50);
+    expect(reply.waitMs).toBeLessThanOrEqual(MARGIN + 2 * BOUND_MS + 1000 + 2);
     expect(await recorded()).toBe(FLEET);
     await new Promise((resolve) => setTimeout(resolve, reply.waitMs + 5));
     expect(await claim('new', config)).toMatchObject({ kind: 'ok' });
@@ -116,8 +117,8 @@ describe('a namespace taking another layout (real redis-server)', () => {
     // A step back of a few seconds is waited for, not refused.
     const near = contract({ epoch: FLEET_LAYOUT.epoch - 60_000 + 5_000 });
     const reply = await claim('near', near);
-    expect(reply.kind).toBe('wait');
-    if (reply.kind === 'wait') {
+    expect(reply.kind).toBe('layout');
+    if (reply.kind === 'layout') {
       expect(reply.waitMs).toBeGreaterThan(5_000);
       expect(reply.waitMs).toBeLessThanOrEqual(LAYOUT_CHANGE_MAX_WAIT_MS);
     }
@@ -132,5 +133,71 @@ describe('a namespace taking another layout (real redis-server)', () => {
     await redis.hset(scripts.keys.meta, 'config', 'made-up');
     expect(await claim('other', FLEET)).toMatchObject({ kind: 'ok' });
     expect(await recorded()).toBe(FLEET);
+  });
+
+  it("counts the old contract's fence margin, which covers its clock bound and its clock-back tolerance", async () => {
+    const wide = contractOf(
+      { ttlMs: 10_000, fenceMarginMs: 5_000, clockBackToleranceMs: 4_000, maxClockOffsetMs: 496 },
+      FLEET_LAYOUT,
+    );
+    await usedAndLeft(wide);
+    const reply = await claim('new', contract({ workerBits: 3, sequenceBits: 11 }));
+    expect(reply.kind).toBe('layout');
+    // Its holders' timestamps ran up to 496 + 4,000 ms ahead of their server, itself up to 496 ms from this one.
+    if (reply.kind === 'layout') expect(reply.waitMs).toBeGreaterThan(5_000 + 2 * BOUND_MS + 1000 - 50);
+  });
+
+  it('a contract recorded by a claim that handed nothing out still bounds the next layout change', async () => {
+    await usedAndLeft(FLEET);
+    // The old lease ended 7 s ago: an epoch 5 s later is allowed now (5 s, its margin, two bounds, a second).
+    const ago = Date.now() - 7_000;
+    await redis.zadd(scripts.keys.expiry, ago, '0');
+    await redis.hset(scripts.keys.meta, 'configAt', ago, 'created', ago - SETTLE_AFTER_LOSS_MS);
+    const later = contract({ epoch: FLEET_LAYOUT.epoch + 5_000 });
+    // Its claim records its contract and answers `retry` (it named an ID other than the one to hand out); it dies.
+    expect(await claim('later', later, { candidate: 3, once: true })).toMatchObject({ kind: 'retry' });
+    expect(await recorded()).toBe(later);
+    // An epoch 9 s later lies 4 s below that contract from the moment it was recorded, whoever issued under it.
+    const reply = await claim('later-still', contract({ epoch: FLEET_LAYOUT.epoch + 9_000 }));
+    expect(reply.kind).toBe('layout');
+    if (reply.kind === 'layout') expect(reply.waitMs).toBeGreaterThan(4_000);
+  });
+
+  it('a holder whose lease lapsed gets nothing held back under another layout, nor records it, after a loss', async () => {
+    // The fleet holds ID 0 and is paused past its lease; a layout whose IDs lie above takes the namespace, issues,
+    // and leaves.
+    const fleet = await claim('fleet', FLEET);
+    if (fleet.kind !== 'ok') throw new Error(JSON.stringify(fleet));
+    await redis.zadd(scripts.keys.expiry, Date.now() - 60_000, '0');
+    const earlier = contract({ epoch: FLEET_LAYOUT.epoch - 3600_000 });
+    await usedAndLeft(earlier);
+    // A failover: the meta survives, another Redis process serves the namespace, which settles again.
+    await redis.hset(scripts.keys.meta, 'server', 'another-process');
+    const p = protocol(FLEET);
+    const renewal = LeaseProtocol.decodeRenew(
+      await scripts.run(
+        RENEW_SCRIPT,
+        p,
+        fleet.id,
+        p.renewArgs(
+          {
+            id: fleet.id,
+            token: 'fleet',
+            marker: fleet.marker,
+            ceilingMs: Date.now(),
+            previousExpiry: fleet.expiry,
+            marginMs: MARGIN,
+            knownRevs: [0],
+            rev: 1,
+          },
+          'fresh',
+        ),
+      ),
+    );
+    expect(renewal).toMatchObject({ kind: 'lost' });
+    expect(await redis.hget(scripts.keys.meta, 'reserved')).toBeNull();
+    expect(await recorded()).toBe(earlier);
+    await redis.hset(scripts.keys.meta, 'created', Date.now() - SETTLE_AFTER_LOSS_MS - 10);
+    expect(await claim('fleet-again', FLEET)).toMatchObject({ kind: 'layout', recorded: earlier });
   });
 });

@@ -144,7 +144,7 @@ describe('known holes, as scripted schedules', () => {
       return at > 15_000 && at < 30_000 && /h1#\d+ issues as worker/.test(line);
     });
     expect(canaryIssued).toHaveLength(1);
-    expect(result.timeline.some((line) => /h\d#\d+ claim ran: \["wait",[4-6]\d{3},/.test(line))).toBe(true);
+    expect(result.timeline.some((line) => /h\d#\d+ claim ran: \["layout",".*",[5-6]\d{3},/.test(line))).toBe(true);
     expect(result.worstRecoveryMs).toBeGreaterThan(4_000);
     expect(result.worstRecoveryMs).toBeLessThanOrEqual(livenessBoundMs(canary) - LIVENESS_BOUND_MS + 4_000);
 

@@ -45,10 +45,12 @@ export type PreFixBehaviour =
 export function scriptsFor(bug: PlantedBug | undefined): Record<ScriptName, string> {
   const scripts = { claim: CLAIM_SCRIPT, renew: RENEW_SCRIPT, release: RELEASE_SCRIPT, note: NOTE_SCRIPT };
   if (bug === 'layout-unchecked') {
-    scripts.claim = patch(
-      scripts.claim,
-      'local layout_wait = recorded and layout_change_wait(recorded) or 0',
-      'local layout_wait = 0',
+    scripts.claim = patch(scripts.claim, 'local layout_wait = layout_change_wait(recorded)', 'local layout_wait = 0');
+    scripts.renew = patch(scripts.renew, '(recorded == CONFIG or layout_change_wait(recorded) == 0)', 'true');
+    scripts.renew = patch(
+      scripts.renew,
+      "if layout_change_wait(recorded) > 0 then return {'lost', 'config', now, server} end",
+      '',
     );
   }
   if (bug === 'settling') {
@@ -94,8 +96,8 @@ export function scriptsFor(bug: PlantedBug | undefined): Record<ScriptName, stri
     scripts.claim = patch(scripts.claim, 'if recorded and live + held_back > 0 then', 'if recorded and live > 0 then');
     scripts.renew = patch(
       scripts.renew,
-      "if redis.call('HGET', META, 'confirmed') ~= '1' then redis.call('HSET', META, 'config', CONFIG) end",
-      '',
+      "if redis.call('HGET', META, 'confirmed') ~= '1'\n        and (recorded ~= CONFIG",
+      'if false and (recorded ~= CONFIG',
     );
   }
   if (bug === 'recovery-proof') {

@@ -37,9 +37,10 @@ export function livenessBoundMs(schedule: Schedule): number {
     ahead = Math.max(ahead, offset);
   }
   // After a canary whose IDs lay above the fleet's (an earlier epoch), the fleet takes its layout back once its IDs
-  // pass the canary's: the epoch's difference, two clock bounds each side and the claim's spare second.
+  // pass the canary's: the epoch's difference, the canary's fence margin (at most the fleet's: its TTL is at most
+  // 4 s, 1.33 times the fleet's), two clock bounds of the fleet, the claim's spare second and a time unit.
   const behind = schedule.faults.some((fault) => fault.kind === 'reconfigure' && fault.layout === 'epoch-4s-earlier');
-  return LIVENESS_BOUND_MS + ahead + (behind ? 4000 + 4 * FLEET_CLOCK_BOUND_MS + 1000 : 0);
+  return LIVENESS_BOUND_MS + ahead + (behind ? 4000 + CANARY_MARGIN_MS + 2 * FLEET_CLOCK_BOUND_MS + 1001 : 0);
 }
 
 export type Fault =
@@ -164,6 +165,8 @@ const OFFSET_ERROR_ALLOWANCE_MS = 10;
 
 /** The fleet's `maxClockOffsetMs`, resolved once rather than for every schedule drawn. */
 const FLEET_CLOCK_BOUND_MS = simSettings().maxClockOffsetMs;
+/** The widest fence margin a canary runs with (its TTL at most 4 s). */
+const CANARY_MARGIN_MS = simSettings(4000).fenceMarginMs;
 
 /**
  * How far from the true time (either way) a schedule's Redis clocks may be: so that any two agree within

@@ -14,7 +14,7 @@ export type ClaimReply = ServerStamp &
     | { kind: 'exhausted'; held: number; soonestExpiry: number }
     /** `heldBack`: IDs held back for the holders that lost them in a data loss, under `recorded` (see the renewal). */
     | { kind: 'mismatch'; recorded: string; live: number; heldBack: number }
-    /** The namespace issued IDs under another layout, and this one's lie above them only in `waitMs`. */
+    /** The namespace issued IDs under another layout, and this one's lie above them only in `waitMs` (wait, or refuse). */
     | { kind: 'layout'; recorded: string; waitMs: number }
     | { kind: 'busy' }
   );

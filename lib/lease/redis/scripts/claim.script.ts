@@ -1,4 +1,3 @@
-import { LAYOUT_CHANGE_MAX_WAIT_MS } from '../../lease.contract.js';
 import { CLAIM_BURSTS } from './claim-bursts.lua.js';
 import { LAYOUT_CHANGE } from './layout-change.lua.js';
 import { PRELUDE } from './prelude.lua.js';
@@ -16,9 +15,9 @@ import { PRELUDE } from './prelude.lua.js';
  *
  * The namespace records its contract (layout, TTL, fence margin, clock-back tolerance, clock bound). A claim with
  * another one is refused while any lease is live, or any ID is held back after a loss for the holder that lost it
- * (whose renewal recorded its contract); once neither is, the namespace takes the new contract. Another layout waits
- * (`wait`) until its IDs lie above every ID the recorded one may have issued (layout-change.lua.ts), and is refused
- * (`layout`) when that is more than LAYOUT_CHANGE_MAX_WAIT_MS away.
+ * (whose renewal recorded its contract); once neither is, the namespace takes the new contract, and another layout
+ * only once its IDs lie above every ID the recorded one may have issued (layout-change.lua.ts): until then the answer
+ * is `layout` with how long, which the caller waits for or refuses.
  *
  * A free ID whose record is gone (deleted, evicted) is handed out without a floor once one fence margin has passed
  * since its lease lapsed or was released: its last holder issued nothing after that, with timestamps no further
@@ -95,11 +94,13 @@ if recorded ~= CONFIG then
   local held_back = reservation_grace() and tonumber(redis.call('HGET', META, 'reserved')) or 0
   if recorded and live + held_back > 0 then return {'mismatch', recorded, live, held_back, now, server} end
   -- Another layout issues among the IDs already issued until its IDs pass them (layout-change.lua.ts).
-  local layout_wait = recorded and layout_change_wait(recorded) or 0
-  if layout_wait > ${LAYOUT_CHANGE_MAX_WAIT_MS} then return {'layout', recorded, layout_wait, now, server} end
-  if layout_wait > 0 then return {'wait', layout_wait, now, server} end
+  local layout_wait = layout_change_wait(recorded)
+  if layout_wait > 0 then return {'layout', recorded, layout_wait, now, server} end
   -- No live holder, nothing held back, no ID of the old layout ahead: the namespace takes this contract from now on.
-  redis.call('HSET', META, 'config', CONFIG)
+  record_contract(recorded)
+elseif not redis.call('HGET', META, 'configAt') then
+  -- A contract a new marker recorded for whoever came first stops being provisional once a claim runs under it.
+  redis.call('HSET', META, 'configAt', now)
 end
 
 -- Which ID to hand out, from the cursor and the expiry set alone. A never-used ID with a live lease (a holder took

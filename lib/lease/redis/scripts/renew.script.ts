@@ -1,3 +1,4 @@
+import { LAYOUT_CHANGE } from './layout-change.lua.js';
 import { PRELUDE, commonArgs, stamp, unexpected, type CommonSettings, type ServerStamp } from './prelude.lua.js';
 
 export type RenewReply = ServerStamp &
@@ -69,7 +70,7 @@ export interface RenewRequest {
  * Reply: {'ok', expiry, marker, held, now, server} | {'recovered', expiry, marker, held, intact 0|1, now, server}
  *      | {'lost', reason, now, server}
  */
-export const RENEW_SCRIPT = `${PRELUDE}
+export const RENEW_SCRIPT = `${PRELUDE}${LAYOUT_CHANGE}
 local key, id, token = KEYS[4], ARGV[5], ARGV[6]
 local wanted_ceiling, held_marker = tonumber(ARGV[7]), ARGV[8]
 local previous_expiry, proof_margin, known_revs, rev = tonumber(ARGV[9]), tonumber(ARGV[10]), ARGV[11], ARGV[12]
@@ -106,12 +107,17 @@ if marker ~= held_marker then
     -- Lost while the namespace settles, and nobody took the ID back under the new marker: the ID is held back for
     -- this holder's next claim until one TTL after settling ends, so that an instance that was serving gets an ID
     -- ahead of instances that never booted. Only the order of claims changes; the claim's rules decide safety.
-    if settling_left() > 0 and not (owner and owner ~= token and redis.call('HGET', key, 'marker') == marker) then
+    local recorded = redis.call('HGET', META, 'config')
+    -- Nothing is held back for a holder whose layout the namespace's recorded one (kept through the change) would
+    -- have to wait for: it claims like any other instance, under the claim's layout rule.
+    if settling_left() > 0 and not (owner and owner ~= token and redis.call('HGET', key, 'marker') == marker)
+      and (recorded == CONFIG or layout_change_wait(recorded) == 0) then
       reserve(id, token)
       -- The contract this holder ran under stands for the IDs held back: until a holder takes its ID back and
       -- confirms one, a claim with another contract is refused while they are (claim script), so that an instance
       -- that only tried to claim does not set the namespace's contract ahead of the fleet that lost its IDs.
-      if redis.call('HGET', META, 'confirmed') ~= '1' then redis.call('HSET', META, 'config', CONFIG) end
+      if redis.call('HGET', META, 'confirmed') ~= '1'
+        and (recorded ~= CONFIG or not redis.call('HGET', META, 'configAt')) then record_contract(recorded) end
     end
     return {'lost', 'marker', now, server}
   end
@@ -122,7 +128,10 @@ if marker ~= held_marker then
   local recorded = redis.call('HGET', META, 'config')
   if recorded ~= CONFIG then
     if recorded and redis.call('HGET', META, 'confirmed') == '1' then return {'lost', 'config', now, server} end
-    redis.call('HSET', META, 'config', CONFIG)
+    if layout_change_wait(recorded) > 0 then return {'lost', 'config', now, server} end
+    record_contract(recorded)
+  elseif not redis.call('HGET', META, 'configAt') then
+    redis.call('HSET', META, 'configAt', now)
   end
   redis.call('HSET', META, 'confirmed', 1)
   -- Nothing of this lease was lost when only the serving process changed and the record still shows this holder's
