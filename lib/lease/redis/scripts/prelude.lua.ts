@@ -8,7 +8,8 @@
  * Keys: KEYS[1..3] the same for every script, KEYS[4] the one record it touches (every key a script touches is
  * declared, as Redis requires and a Cluster enforces while a slot moves). KEYS[1] `meta` (hash: marker, created, settleMs, server, config,
  * confirmed, cause, the mirrors `cursor` and `members` that reveal a partial loss, and `reserved` with one
- * `reserved:<id>` per ID held back for the holder that lost it while the namespace settled), KEYS[2] `cursor` (the next
+ * `reserved:<id>` per ID held back for the holder that lost it while the namespace settled; `configAt` and `issuedUntil`
+ * for the layout rule, layout-change.lua.ts), KEYS[2] `cursor` (the next
  * never-used ID), KEYS[3] `expiry` (sorted set ID → lease expiry). One hash per ID at `<recordPrefix><id>` (token,
  * marker, ceiling, noted, floor, claimed, host, pid, rev).
  *
