@@ -26,9 +26,10 @@ export const MAX_CLOCK_OFFSET_MS = 1_000;
 export const SETTLE_AFTER_LOSS_MS = 12_000;
 
 /**
- * The longest a claim waits for a namespace to take its new layout (layout-change.lua.ts): about four seconds after
- * the last lease of the old one ended suffice with the defaults when only the worker and sequence fields changed; a layout whose IDs lie
- * below the old ones for longer (a later epoch, a coarser unit) is refused with `LeaseLayoutChangeError`.
+ * The longest a claim waits for a namespace to take its new layout (layout-change.lua.ts): with the defaults, about
+ * four seconds after the last lease of the old one ended suffice when only the worker and sequence fields changed; a
+ * layout whose IDs lie below the old ones for longer (a later epoch, a coarser unit) is refused with
+ * `LeaseLayoutChangeError`.
  */
 export const LAYOUT_CHANGE_MAX_WAIT_MS = 12_000;
 

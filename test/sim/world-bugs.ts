@@ -96,8 +96,8 @@ export function scriptsFor(bug: PlantedBug | undefined): Record<ScriptName, stri
     scripts.claim = patch(scripts.claim, 'if recorded and live + held_back > 0 then', 'if recorded and live > 0 then');
     scripts.renew = patch(
       scripts.renew,
-      "if redis.call('HGET', META, 'confirmed') ~= '1'\n        and (recorded ~= CONFIG",
-      'if false and (recorded ~= CONFIG',
+      "if redis.call('HGET', META, 'confirmed') ~= '1' then adopt_contract(recorded) end",
+      '',
     );
   }
   if (bug === 'recovery-proof') {

@@ -96,12 +96,10 @@ if recorded ~= CONFIG then
   -- Another layout issues among the IDs already issued until its IDs pass them (layout-change.lua.ts).
   local layout_wait = layout_change_wait(recorded)
   if layout_wait > 0 then return {'layout', recorded, layout_wait, now, server} end
-  -- No live holder, nothing held back, no ID of the old layout ahead: the namespace takes this contract from now on.
-  record_contract(recorded)
-elseif not redis.call('HGET', META, 'configAt') then
-  -- A contract a new marker recorded for whoever came first stops being provisional once a claim runs under it.
-  redis.call('HSET', META, 'configAt', now)
 end
+-- No live holder, nothing held back, no ID of the old layout ahead: the namespace takes this contract from now on (a
+-- contract a new marker recorded for whoever came first stops being provisional once a claim runs under it).
+adopt_contract(recorded)
 
 -- Which ID to hand out, from the cursor and the expiry set alone. A never-used ID with a live lease (a holder took
 -- it back after a data loss reset the cursor) is passed over, a few at a time, rather than handed to a second owner.

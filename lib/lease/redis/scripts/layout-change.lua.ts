@@ -64,9 +64,13 @@ local function layout_change_wait(recorded)
   return math.min(math.max(from - now, 0), 2 ^ 53)
 end
 
--- Records this script's contract in place of \`recorded\` (after the checks): from now on, and, where the layout
--- stays, with the bound of the contracts it replaces carried over.
-local function record_contract(recorded)
+-- Makes this script's contract the namespace's (after the checks). In place of another: from now on, and, where
+-- the layout stays, with the bound of the contracts it replaces carried over. The same one, provisional: from now on.
+local function adopt_contract(recorded)
+  if recorded == CONFIG then
+    if not redis.call('HGET', META, 'configAt') then redis.call('HSET', META, 'configAt', now) end
+    return
+  end
   local old, new = id_frame(recorded), id_frame(CONFIG)
   if old and new and old.text == new.text and redis.call('HGET', META, 'configAt') then
     redis.call('HSET', META, 'issuedUntil', issued_until(old))

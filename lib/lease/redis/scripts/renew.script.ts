@@ -116,8 +116,7 @@ if marker ~= held_marker then
       -- The contract this holder ran under stands for the IDs held back: until a holder takes its ID back and
       -- confirms one, a claim with another contract is refused while they are (claim script), so that an instance
       -- that only tried to claim does not set the namespace's contract ahead of the fleet that lost its IDs.
-      if redis.call('HGET', META, 'confirmed') ~= '1'
-        and (recorded ~= CONFIG or not redis.call('HGET', META, 'configAt')) then record_contract(recorded) end
+      if redis.call('HGET', META, 'confirmed') ~= '1' then adopt_contract(recorded) end
     end
     return {'lost', 'marker', now, server}
   end
@@ -129,10 +128,8 @@ if marker ~= held_marker then
   if recorded ~= CONFIG then
     if recorded and redis.call('HGET', META, 'confirmed') == '1' then return {'lost', 'config', now, server} end
     if layout_change_wait(recorded) > 0 then return {'lost', 'config', now, server} end
-    record_contract(recorded)
-  elseif not redis.call('HGET', META, 'configAt') then
-    redis.call('HSET', META, 'configAt', now)
   end
+  adopt_contract(recorded)
   redis.call('HSET', META, 'confirmed', 1)
   -- Nothing of this lease was lost when only the serving process changed and the record still shows this holder's
   -- last renewal: the holder may say so, rather than that Redis may have lost data.
