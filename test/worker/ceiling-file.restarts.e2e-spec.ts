@@ -32,6 +32,7 @@ afterAll(async () => {
 interface ChildConfig {
   ceilingFile: string | { path: string; stepMs?: number; maxWaitMs?: number; ifMissing?: 'create' } | null;
   clockOffsetMs?: number;
+  clockStartMs?: number;
   workerId?: number;
   busyMs?: number;
 }
@@ -154,8 +155,9 @@ describe('ceiling file: repeated kill -9 and restarts on clocks set back further
     const issued = first.ids();
     const firstMs = codec.decode(issued[0]).timestamp;
     const lastMs = codec.decode(issued.at(-1)!).timestamp;
-    // Started on a clock set back to before the first child's first ID, it runs until it has passed the last.
-    const second = start({ ceilingFile: null, busyMs: 300, clockOffsetMs: firstMs - Date.now() - 1000 });
+    // Started on a clock that reads 1 s before the first child's first ID when the module first reads it (however long
+    // its boot takes on a loaded machine), it runs until it has passed the last.
+    const second = start({ ceilingFile: null, busyMs: 300, clockStartMs: firstMs - 1000 });
     await second.ready(30_000);
     await waitUntil(
       () => {
