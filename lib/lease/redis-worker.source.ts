@@ -10,6 +10,7 @@ import { RedisLeaseBackend } from './redis/redis-lease.backend.js';
 import { leaseKeys, type LeaseKeys } from './lease.keys.js';
 import { SETTLE_AFTER_LOSS_MS } from './lease.contract.js';
 import { leaseBackoff, nextRenewalInMs } from './lease.math.js';
+import { RenewalHistory } from './renewal-history.js';
 import { permittedCeiling } from './lease.permit.js';
 import { isFenced, transition, type HeldLease, type LeasePhase } from './lease.phase.js';
 import { describeLease, type LeaseStatus } from './lease.status.js';
@@ -48,11 +49,9 @@ export class RedisWorkerSource implements WorkerIdSource, ObservesRenewals {
   private readonly sleeper = new Sleeper();
   private readonly waiters = new Waiters();
   private readonly renewal: RenewalTimer;
-  private readonly renewalBackoff;
+  private readonly history: RenewalHistory;
   /** Built once in start() (lease.parts.ts); undefined before. */
   private parts: LeaseParts | undefined;
-  private lastRenewalAt: number | null = null;
-  private lastError: string | null = null;
   private switches = 0;
   private readonly renewalObservers = new RenewalObservers((error) => {
     this.parts?.context.logger.warn(`A lease renewal listener threw (ignored): ${message(error)}`);
@@ -66,7 +65,7 @@ export class RedisWorkerSource implements WorkerIdSource, ObservesRenewals {
         this.clocks.monotonicNow(),
         this.serverClock,
         this.settings.namespace,
-        this.lastError,
+        this.history.lastError,
         this.renewEarly,
       ),
     ceilingReached: () => this.renewEarly(),
@@ -81,7 +80,7 @@ export class RedisWorkerSource implements WorkerIdSource, ObservesRenewals {
   ) {
     this.keys = leaseKeys(settings, fixedDatacenterId);
     this.serverClock = new ServerClock(settings.maxClockOffsetMs, settings.ttlMs);
-    this.renewalBackoff = leaseBackoff(settings);
+    this.history = new RenewalHistory(settings);
     // The clocks of start() (the app's), not the defaults: the timer is built before start() gets them.
     const clocks: Clocks = { now: () => this.clocks.now(), monotonicNow: () => this.clocks.monotonicNow() };
     this.renewal = new RenewalTimer(this.sleeper, clocks, settings.retryBackoffMs, () => {
@@ -103,7 +102,7 @@ export class RedisWorkerSource implements WorkerIdSource, ObservesRenewals {
         sleeper: this.sleeper,
         random: this.random,
         isStopped: () => this.isStopped(),
-        failed: (error: string) => (this.lastError = error),
+        failed: (error: string) => (this.history.lastError = error),
       },
       context,
       clocks,
@@ -187,7 +186,7 @@ export class RedisWorkerSource implements WorkerIdSource, ObservesRenewals {
         return new WorkerUnavailableError(
           reason,
           `no worker ID could be confirmed within ${limitMs} ms; lease ${status.state}` +
-            `${this.lastError === null ? '' : `: ${this.lastError}`}`,
+            `${this.history.lastError === null ? '' : `: ${this.history.lastError}`}`,
           status.settlingInMs ?? undefined,
         );
       },
@@ -202,10 +201,10 @@ export class RedisWorkerSource implements WorkerIdSource, ObservesRenewals {
       serverClock: this.serverClock,
       mono: this.clocks.monotonicNow(),
       wall: this.clocks.now(),
-      lastRenewalAt: this.lastRenewalAt,
-      renewalFailures: this.renewalBackoff.failuresInARow,
+      lastRenewalAt: this.history.lastRenewalAt,
+      renewalFailures: this.history.failuresInARow,
       switches: this.switches,
-      lastError: this.lastError,
+      lastError: this.history.lastError,
       capacity: this.parts?.capacity.current ?? null,
     });
   }
@@ -237,31 +236,12 @@ export class RedisWorkerSource implements WorkerIdSource, ObservesRenewals {
         const line = recoveryLine(this.settings.namespace, lease.workerId, outcome.intact);
         this.started.context.logger[line.level](line.text);
       }
-      const failures = this.renewalBackoff.failuresInARow;
-      if (failures > 0) {
-        this.started.context.logger.log(
-          `Lease on worker ID ${lease.workerId} renewed again after ${failures} failures`,
-        );
-      } else if (wasFenced) {
-        this.started.context.logger.log(
-          `Lease on worker ID ${lease.workerId} renewed after its fence time passed with no renewal failing (the ` +
-            'event loop or the process stood still); IDs are issued again',
-        );
-      }
-      this.renewalBackoff.reset();
-      this.lastRenewalAt = this.clocks.now();
-      this.lastError = null;
+      this.history.renewed(lease.workerId, wasFenced, this.clocks.now(), this.started.context.logger);
       this.waiters.resolveAll();
       this.renewal.schedule(nextRenewalInMs(lease.fenceAt - this.clocks.monotonicNow(), this.settings));
     } catch (error) {
       observe('failed', renewalFailureCause(error));
-      this.lastError = message(error);
-      const waitMs = this.renewalBackoff.next();
-      this.started.context.logger.warn(
-        `Renewing the lease on worker ID ${lease.workerId} failed (${this.renewalBackoff.failuresInARow} in a ` +
-          `row): ${this.lastError}`,
-      );
-      this.renewal.schedule(waitMs);
+      this.renewal.schedule(this.history.failed(lease.workerId, message(error), this.started.context.logger));
     } finally {
       this.renewal.renewing = false;
     }
@@ -303,8 +283,8 @@ export class RedisWorkerSource implements WorkerIdSource, ObservesRenewals {
         return;
       } catch (error) {
         if (this.isStopped()) return;
-        this.lastError = message(error);
-        this.started.context.logger.error(`Could not claim another worker ID: ${this.lastError}; retrying`);
+        this.history.lastError = message(error);
+        this.started.context.logger.error(`Could not claim another worker ID: ${this.history.lastError}; retrying`);
         await this.sleeper.sleep(backoff.next());
       }
     }
@@ -313,9 +293,7 @@ export class RedisWorkerSource implements WorkerIdSource, ObservesRenewals {
   /** Enters `held` with a confirmed lease and starts its renewals. */
   private hold(lease: HeldLease): void {
     this.moveTo({ name: 'held', lease });
-    this.renewalBackoff.reset();
-    this.lastRenewalAt = this.clocks.now();
-    this.lastError = null;
+    this.history.succeeded(this.clocks.now());
     this.renewal.schedule(this.settings.renewIntervalMs);
   }
 
@@ -330,7 +308,7 @@ export class RedisWorkerSource implements WorkerIdSource, ObservesRenewals {
       serverClock: this.serverClock,
       isStopped: () => this.isStopped(),
       settling: (untilMono) => this.settling(untilMono),
-      failed: (error) => (this.lastError = error),
+      failed: (error) => (this.history.lastError = error),
       lastMsOf: (lease) => (this.heldLease() === lease ? this.toMs(this.started.context.lastTimestamp()) : -1),
     };
   }
