@@ -11,7 +11,7 @@ import { RedisError, type CommandServer, type Reply, type ScriptEngine } from '.
 import { compileLua, type CompiledScript } from './compile.js';
 import { clientArgumentString, redisArgumentString } from './number-string.js';
 import { first, LuaError, LuaTable } from './runtime.js';
-import { UnsupportedLua } from './unsupported.js';
+import { MAX_REPLY_DEPTH, UnsupportedLua } from './unsupported.js';
 
 export class CompiledEngine implements ScriptEngine {
   private readonly compiled = new Map<string, CompiledScript>();
@@ -87,12 +87,14 @@ function toLua(reply: Reply): unknown {
 const LLONG_MIN = -(2 ** 63);
 
 /** A script's value as a Redis reply. */
-function fromLua(value: unknown, nested = false): Reply | RedisError {
+function fromLua(value: unknown, depth = 0): Reply | RedisError {
   // Redis casts a number to `long long`: truncated, and NaN, the infinities and whatever is out of range to LLONG_MIN.
   if (typeof value === 'number') return value >= LLONG_MIN && value < 2 ** 63 ? Math.trunc(value) : LLONG_MIN;
   if (typeof value === 'string') return fromLuaString(value);
   if (typeof value === 'boolean') return value ? 1 : null;
   if (!(value instanceof LuaTable)) return null;
+  if (depth > MAX_REPLY_DEPTH) throw new UnsupportedLua(`a reply of tables nested more than ${MAX_REPLY_DEPTH} deep`);
+  const nested = depth > 0;
   const error = value.get('err');
   if (typeof error === 'string') {
     // In an array, Redis replies with the error as one of the items, which a reply here has no way to hold.
@@ -104,7 +106,7 @@ function fromLua(value: unknown, nested = false): Reply | RedisError {
   const out: Reply[] = [];
   for (const item of value.array) {
     if (item === undefined) break;
-    out.push(fromLua(item, true) as Reply);
+    out.push(fromLua(item, depth + 1) as Reply);
   }
   return out;
 }

@@ -17,6 +17,7 @@ import fengariString from 'fengari/src/lstring.js';
 import fengariState from 'fengari/src/lstate.js';
 import { RedisError, type CommandServer, type Reply, type ScriptEngine } from '../redis-reply.js';
 import { clientArgumentString, luaNumberString, redisArgumentString } from './number-string.js';
+import { MAX_REPLY_DEPTH, UnsupportedLua } from './unsupported.js';
 
 const { lua, lauxlib, lualib, to_luastring, to_jsstring } = fengari as unknown as FengariModule;
 
@@ -63,8 +64,13 @@ export class FengariEngine implements ScriptEngine {
       lua.lua_pop(L, 1);
       throw new RedisError(`ERR Error running script: ${error}`);
     }
-    const reply = this.fromLua(-1);
-    lua.lua_pop(L, 1);
+    const top = lua.lua_gettop(L) - 1;
+    let reply: Reply | RedisError;
+    try {
+      reply = this.fromLua(-1);
+    } finally {
+      lua.lua_settop(L, top);
+    }
     if (reply instanceof RedisError) throw reply;
     return reply;
   }
@@ -156,13 +162,18 @@ export class FengariEngine implements ScriptEngine {
   }
 
   /** A script's return value as a Redis reply: numbers truncated to integers, arrays up to the first nil. */
-  private fromLua(index: number): Reply | RedisError {
+  private fromLua(index: number, depth = 0): Reply | RedisError {
     const L = this.L;
     const type = lua.lua_type(L, index);
     if (type === lua.LUA_TNUMBER) return Math.trunc(lua.lua_tonumber(L, index));
     if (type === lua.LUA_TSTRING) return jsString(lua.lua_tostring(L, index));
     if (type === lua.LUA_TBOOLEAN) return lua.lua_toboolean(L, index) ? 1 : null;
     if (type !== lua.LUA_TTABLE) return null;
+    // redis-server answers a table that holds itself with an error nested in the arrays it had begun (see
+    // compiled-engine.ts): not a reply this model can hold.
+    if (depth > MAX_REPLY_DEPTH) throw new UnsupportedLua(`a reply of tables nested more than ${MAX_REPLY_DEPTH} deep`);
+    // Room for this level's item and field, as redis-server makes before it reads a table.
+    lua.lua_checkstack(L, 4);
     const at = lua.lua_absindex(L, index);
     lua.lua_getfield(L, at, ERR_NAME);
     if (lua.lua_type(L, -1) === lua.LUA_TSTRING) {
@@ -185,7 +196,7 @@ export class FengariEngine implements ScriptEngine {
         lua.lua_pop(L, 1);
         break;
       }
-      const item = this.fromLua(-1);
+      const item = this.fromLua(-1, depth + 1);
       lua.lua_pop(L, 1);
       if (item instanceof RedisError) return item;
       out.push(item);
@@ -350,6 +361,8 @@ interface FengariModule {
     LUA_TBOOLEAN: number;
     LUA_TTABLE: number;
     lua_gettop(L: LuaState): number;
+    lua_settop(L: LuaState, index: number): void;
+    lua_checkstack(L: LuaState, n: number): boolean;
     lua_type(L: LuaState, i: number): number;
     lua_tonumber(L: LuaState, i: number): number;
     lua_tostring(L: LuaState, i: number): Uint8Array;

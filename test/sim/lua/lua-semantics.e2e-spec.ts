@@ -560,6 +560,7 @@ const REFUSED: [string, string][] = [
   ['a power near a tie, which glibc rounds either way', 'return tostring(10 ^ 23)'],
   ['a power with a fractional exponent', 'local x = 2 return tostring(x ^ 0.5)'],
   ['assigning to a local function', 'local function f() return 1 end f = nil return 1'],
+  ['a reply table that holds itself', 'local t = {} t[1] = t return t'],
 ];
 
 describe('compiled Lua against redis-server', () => {

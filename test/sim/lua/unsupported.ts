@@ -4,3 +4,10 @@
  * into a script error, so nothing runs with a guessed meaning.
  */
 export class UnsupportedLua extends Error {}
+
+/**
+ * How deep a reply's tables may nest in the models. redis-server answers a table that holds itself (or one nested past
+ * its Lua stack) with an error inside the arrays it had begun, which a reply here has no way to hold; the lease's
+ * scripts nest two deep at most.
+ */
+export const MAX_REPLY_DEPTH = 32;
