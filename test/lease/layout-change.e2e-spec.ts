@@ -27,10 +27,11 @@ describe('a namespace taking another layout (real redis-server)', () => {
     contractOf(numbers, resolveLayout({ workerBits: 2, ...options }, NOW));
   const FLEET = contract();
 
-  const protocol = (config: string) => scripts.protocol({ ttlMs: TTL, config, idCount: 4, fenceMarginMs: MARGIN });
+  const protocol = (config: string, fenceMarginMs = MARGIN) =>
+    scripts.protocol({ ttlMs: TTL, config, idCount: 4, fenceMarginMs });
 
-  async function claim(token: string, config: string, { candidate = 0, once = false } = {}) {
-    const p = protocol(config);
+  async function claim(token: string, config: string, { candidate = 0, once = false, marginMs = MARGIN } = {}) {
+    const p = protocol(config, marginMs);
     for (;;) {
       const request = { token, holderNowMs: Date.now(), host: 'test-host', pid: 1, excluded: [], candidate };
       const reply = LeaseProtocol.decodeClaim(await scripts.run(CLAIM_SCRIPT, p, candidate, p.claimArgs(request)));
@@ -133,6 +134,28 @@ describe('a namespace taking another layout (real redis-server)', () => {
     await redis.hset(scripts.keys.meta, 'config', 'made-up');
     expect(await claim('other', FLEET)).toMatchObject({ kind: 'ok' });
     expect(await recorded()).toBe(FLEET);
+  });
+
+  it("hands out a released ID whose record is gone only once the old contract's margin has passed, too", async () => {
+    // A fleet with wide clock numbers used every ID and stopped gracefully: each release set the expiry to that
+    // moment, giving up the margin a lapse leaves, while the holder's timestamps ran up to its clock bound and
+    // clock-back tolerance ahead of the server. Then the free records were evicted.
+    const wide = contractOf(
+      { ttlMs: TTL, fenceMarginMs: 3_000, clockBackToleranceMs: 1_000, maxClockOffsetMs: 996 },
+      FLEET_LAYOUT,
+    );
+    for (let i = 0; i < 4; i++) await usedAndLeft(wide);
+    await redis.del([0, 1, 2, 3].map((id) => `${scripts.keys.recordPrefix}${id}`));
+    // The same layout with narrow clock numbers takes the namespace at once; its own margin (60 ms) after the release
+    // would not cover the old holders' lead, so the time rule waits for the old margin as well.
+    const narrow = contractOf(
+      { ttlMs: TTL, fenceMarginMs: 60, clockBackToleranceMs: 10, maxClockOffsetMs: 20 },
+      FLEET_LAYOUT,
+    );
+    const reply = await claim('narrow', narrow, { marginMs: 60 });
+    expect(reply.kind).toBe('wait');
+    if (reply.kind === 'wait') expect(reply.waitMs).toBeGreaterThan(3_000 + 60 - 50);
+    expect(await recorded()).toBe(narrow);
   });
 
   it("counts the old contract's fence margin, which covers its clock bound and its clock-back tolerance", async () => {

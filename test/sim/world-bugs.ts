@@ -66,8 +66,8 @@ export function scriptsFor(bug: PlantedBug | undefined): Record<ScriptName, stri
   if (bug === 'missing-record-resettles') {
     scripts.claim = patch(
       scripts.claim,
-      'elseif lapsed ~= nil and lapsed + MARGIN > now then',
-      "elseif lapsed ~= nil then\n  new_marker()\n  do return {'settling', settling_left(), now, server} end",
+      'elseif lapsed ~= nil then\n',
+      "elseif lapsed ~= nil then\n  new_marker()\n  do return {'settling', settling_left(), now, server} end\n",
     );
   }
   if (bug === 'no-rollback-check') {

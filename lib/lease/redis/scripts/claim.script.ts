@@ -22,7 +22,10 @@ import { PRELUDE } from './prelude.lua.js';
  * A free ID whose record is gone (deleted, evicted) is handed out without a floor once one fence margin has passed
  * since its lease lapsed or was released: its last holder issued nothing after that, with timestamps no further
  * ahead of the server's clock than the contract's clock bound and tolerance, which the margin covers (the time rule,
- * as after a full loss). It never starts a new marker: a namespace whose records are evicted again and again still
+ * as after a full loss). A holder of a contract this one replaced ran on its own clock numbers, which this margin
+ * need not cover (a released lease gives up the margin a lapse leaves): the ID waits, too, until one margin after the
+ * bound that contract change carried over (`issuedUntil`, layout-change.lua.ts), by which its holders had issued
+ * their last timestamps. It never starts a new marker: a namespace whose records are evicted again and again still
  * hands out IDs.
  *
  * Claims that arrive together (many instances booting at once) would all name the same ID: one takes it, the rest are
@@ -226,9 +229,11 @@ local floor = -1
 if redis.call('EXISTS', RECORD) == 1 then
   -- After a data loss the cursor starts again, but a lost holder's note may already sit on the record.
   floor = floor_of(RECORD)
-elseif lapsed ~= nil and lapsed + MARGIN > now then
-  -- The record is gone: the time rule covers the ID one fence margin after its lease lapsed or was released.
-  return {'wait', lapsed + MARGIN - now, now, server}
+elseif lapsed ~= nil then
+  -- The record is gone: the time rule covers the ID one fence margin after its lease lapsed or was released, and
+  -- after the last timestamps of the contracts this one replaced.
+  local covered = math.max(lapsed, tonumber(redis.call('HGET', META, 'issuedUntil') or '0')) + MARGIN
+  if covered > now then return {'wait', covered - now, now, server} end
 end
 if from_cursor then set_cursor(cursor + 1) end
 if lapsed ~= nil then offer_taken(id) end

@@ -14,8 +14,9 @@
  *   expiry in the expiry set, by the end of the settling that started the current marker (a loss forgets the
  *   expiries; every holder from before it had stopped by then), and after the contract was recorded (`configAt`:
  *   a claim records it before it hands an ID out). `issuedUntil` carries the same bound over from the contracts of
- *   the same layout it replaced (a TTL or clock change, taken at once); across a change of layout the bound before it
- *   is not needed, since the recorded layout's IDs lie above every earlier one.
+ *   the same layout it replaced (a TTL or clock change, taken at once), and the claim's time rule waits it out too
+ *   (claim.script.ts); across a change of layout the bound before it is not needed, since the recorded layout's IDs
+ *   lie above every earlier one.
  * - A new holder issues timestamps at most `maxClockOffsetMs` behind its server's clock, which is at most that far
  *   behind this one's; LAYOUT_SPARE_MS more covers the drift of the monotonic clocks its lease runs on.
  * IDs and powers of two multiply exactly in Lua's doubles (a timestamp below 2^53, times 2^k): the comparison is
