@@ -27,8 +27,10 @@ export interface RedisLeaseOptions {
   /** An existing ioredis `Redis` or `Cluster`; the module never closes it. */
   client?: RedisClientLike;
   /**
-   * Keys are `snowflake:{<namespace>}:…`. Services that must not share worker IDs use different namespaces; every
-   * instance of one service must use the same namespace and layout. @default 'default'
+   * Keys are `snowflake:{<namespace>:dc<datacenterId>}:…`, or `snowflake:{<namespace>}:…` with `allocateDatacenter`
+   * (where a namespace ending in `:dc` and a number is refused: it would name another namespace's keys). Services
+   * that must not share worker IDs use different namespaces; every instance of one service must use the same
+   * namespace and layout. @default 'default'
    */
   namespace?: string;
   /**

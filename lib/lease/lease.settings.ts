@@ -67,6 +67,8 @@ const LEASE_OPTION_KEYS: readonly string[] = Object.keys({
 } satisfies Record<keyof RedisLeaseOptions, 0>);
 
 const NAMESPACE = /^[A-Za-z0-9_.:-]{1,100}$/;
+/** How a fixed datacenter ID ends the keys' hash tag: `<namespace>:dc<id>`. */
+const FIXED_DATACENTER_TAG = /:dc\d+$/;
 
 /**
  * Validates lease options at bootstrap, with the module's `clockBackToleranceMs` (given or not): with a lease its
@@ -145,6 +147,16 @@ export function resolveLeaseSettings(
     givenClockBackToleranceMs,
   );
   const allocateDatacenter = options.allocateDatacenter === true;
+  if (allocateDatacenter && FIXED_DATACENTER_TAG.test(namespace)) {
+    // With a fixed datacenter the keys' hash tag is `<namespace>:dc<id>` (lease.keys.ts): this namespace would name
+    // another namespace's keys of that datacenter, and read its worker IDs as datacenter and worker bits together.
+    throw new SnowflakeConfigError(
+      'redis.namespace',
+      `must not end in ":dc" and a number with allocateDatacenter, got ${JSON.stringify(namespace)}: the keys of ` +
+        `namespace ${JSON.stringify(namespace.replace(FIXED_DATACENTER_TAG, ''))} with a fixed datacenter ID are ` +
+        'named so, and both would hand out the same worker IDs; choose another name (for example with "-dc").',
+    );
+  }
   const idBits = layout.workerBits + (allocateDatacenter ? layout.datacenterBits : 0);
   if (idBits === 0) {
     throw new SnowflakeConfigError(

@@ -1,5 +1,6 @@
 import { resolveLayout } from '../../lib/core/layout.js';
 import { capacityOf, freeWaitMs, lowCapacityAtFree } from '../../lib/lease/lease.math.js';
+import { leaseKeys } from '../../lib/lease/lease.keys.js';
 import { resolveLeaseSettings } from '../../lib/lease/lease.settings.js';
 import { SnowflakeConfigError } from '../../lib/core/errors.js';
 
@@ -61,6 +62,8 @@ describe('capacity options', () => {
     ['redis.lowCapacityWarning', { lowCapacityWarning: -0.1 }],
     ['redis.lowCapacityWarning', { lowCapacityWarning: 4 }],
     ['redis.lowCapacityWarning', { lowCapacityWarning: '10%' }],
+    // The keys of namespace "orders" with datacenter ID 1 are `snowflake:{orders:dc1}:…`: the same as these.
+    ['redis.namespace', { namespace: 'orders:dc1', allocateDatacenter: true }],
   ])('refuses a bad %s at bootstrap, naming it', (option, redis) => {
     let error: unknown;
     try {
@@ -70,5 +73,15 @@ describe('capacity options', () => {
     }
     expect(error).toBeInstanceOf(SnowflakeConfigError);
     expect((error as Error).message).toContain(option);
+  });
+
+  it('keeps the keys of an allocating namespace apart from those of a fixed datacenter', () => {
+    const keysOf = (redis: Record<string, unknown>, datacenterId: number) => leaseKeys(resolve(redis), datacenterId);
+    expect(keysOf({ namespace: 'orders' }, 1).meta).toBe('snowflake:{orders:dc1}:meta');
+    expect(keysOf({ namespace: 'orders-dc1', allocateDatacenter: true }, 0).meta).toBe('snowflake:{orders-dc1}:meta');
+    expect(keysOf({ namespace: 'orders:dc', allocateDatacenter: true }, 0).meta).toBe('snowflake:{orders:dc}:meta');
+    expect(() => resolve({ namespace: 'a:dc1:dc2', allocateDatacenter: true })).toThrow(/"a:dc1"/);
+    // Without allocation the name is free: the datacenter's suffix follows it.
+    expect(keysOf({ namespace: 'orders:dc1' }, 2).meta).toBe('snowflake:{orders:dc1:dc2}:meta');
   });
 });
