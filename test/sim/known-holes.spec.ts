@@ -152,6 +152,31 @@ describe('known holes, as scripted schedules', () => {
     expect(before.violation?.kind).toBe('duplicate');
   });
 
+  // Found by a review, not by the search: the fleet stops gracefully (each release ends its lease at that moment,
+  // while its last timestamps ran up to its clock lead ahead of the server), its free records are deleted, and a
+  // canary with narrower clock numbers on the same layout takes the namespace (nothing live) and one of those IDs one
+  // of its own margins after the release (150 ms), below the old holder's last timestamps (140 ms ahead, the canary
+  // 60 ms behind). The claim now also waits one margin past the old contract's bound (`issuedUntil`).
+  it('a canary with narrower clock numbers after a graceful stop and deleted records issues above the old holders', async () => {
+    const holders = [{ skewMs: 140 }, { skewMs: 140 }, { skewMs: 140 }, { skewMs: -60 }];
+    const faults: Fault[] = [
+      ...[0, 1, 2, 3].map((holder): Fault => ({ at: 14_000, kind: 'shutdown', holder, downMs: 6_000 })),
+      { at: 14_020, kind: 'delete', keys: [3, 4, 5, 6] },
+      { at: 14_140, kind: 'reconfigure', holder: 3, ttlMs: 3_000, clocks: 'narrow' },
+    ];
+    // Seed 2: the fleet's holder issued in its last step before the stop, in the very millisecond the canary's first
+    // step issues in before the fix.
+    const narrower = { ...schedule(faults, holders), seed: 2 };
+    const result = await runSchedule(narrower, { trace: true });
+    if (result.violation !== undefined) throw new Error(explain(result));
+    // The canary took an ID whose record was gone, after a wait beyond its own margin.
+    expect(result.timeline.some((line) => /h3#2 claim ran: \["wait",(\d{3}),/.test(line))).toBe(true);
+    expect(result.timeline.some((line) => /h3#2 claim ran: \["ok",\d,-1,/.test(line))).toBe(true);
+
+    const before = await runSchedule(narrower, { bug: 'contract-margin-unchecked' });
+    expect(before.violation?.kind).toBe('duplicate');
+  });
+
   // The same hole's rule after a loss (no failure before the fix is shown here: whether the fleet meets one of the
   // canary's IDs again is a matter of the very millisecond): the canary's own renewal takes its ID back into the flushed data and records its
   // contract (the one the marker wrote for it was provisional), so the fleet, back after the rollback, still waits for

@@ -15,7 +15,7 @@ import {
   type Schedule,
   type Violation,
 } from './world.js';
-import { CANARY_LAYOUTS, type CanaryLayout } from './world-schedule.js';
+import { CANARY_LAYOUTS, type CanaryClocks, type CanaryLayout } from './world-schedule.js';
 
 const FAULT_WINDOW_MS = 30_000;
 const KEY_COUNT = 3 + ID_COUNT;
@@ -128,7 +128,12 @@ const faultArbs: fc.Arbitrary<Fault>[] = [
     offsets: fc.array(fc.integer({ min: 0, max: 400 }), { minLength: 4, maxLength: 4 }),
     downs: fc.array(fc.integer({ min: 0, max: 400 }), { minLength: 4, maxLength: 4 }),
   }),
-  fc.record({ at, kind: fc.constant('evict' as const), count: fc.integer({ min: 1, max: KEY_COUNT }) }),
+  fc.record({
+    at,
+    kind: fc.constant('evict' as const),
+    count: fc.integer({ min: 1, max: KEY_COUNT }),
+    pressureMs: fc.oneof(fc.constant(0), fc.integer({ min: 100, max: 8000 })),
+  }),
   failoverArb(false),
   fc.record({
     at,
@@ -184,6 +189,7 @@ export function scheduleArbitrary(options: { rollbacks?: boolean; mix?: FaultMix
         holder,
         ttlMs: fc.constantFrom(...CANARY_TTLS_MS),
         layout: fc.constantFrom(...(Object.keys(CANARY_LAYOUTS) as CanaryLayout[])),
+        clocks: fc.constantFrom<CanaryClocks>('derived', 'narrow'),
       }),
       1,
     ),

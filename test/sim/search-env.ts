@@ -23,6 +23,7 @@ const PLANTED_BUGS: Record<PlantedBug, true> = {
   'cursor-kept-without-meta': true,
   'contract-not-held-back': true,
   'layout-unchecked': true,
+  'contract-margin-unchecked': true,
 };
 
 export interface SearchSettings {

@@ -30,7 +30,9 @@ export type PlantedBug =
  * - `contract-not-held-back`: IDs held back after a loss neither record their holders' contract nor refuse a claim
  *   with another (found once the search drew canaries, fixed since);
  * - `layout-unchecked`: a namespace no lease holds takes another layout at once, whatever IDs the old one issued
- *   (found once the search drew canaries with other layouts, fixed since).
+ *   (found once the search drew canaries with other layouts, fixed since);
+ * - `contract-margin-unchecked`: a free ID whose record is gone waits only the claimer's own margin after its lease
+ *   ended, whatever clock numbers the contract it replaced allowed (found by a review, fixed since).
  */
 export type PreFixBehaviour =
   | 'settle-one-ttl'
@@ -39,11 +41,19 @@ export type PreFixBehaviour =
   | 'cursor-kept'
   | 'cursor-kept-without-meta'
   | 'contract-not-held-back'
-  | 'layout-unchecked';
+  | 'layout-unchecked'
+  | 'contract-margin-unchecked';
 
 /** The planted bugs' patched scripts: settling never lasts, a lapsed lease counts as proof. */
 export function scriptsFor(bug: PlantedBug | undefined): Record<ScriptName, string> {
   const scripts = { claim: CLAIM_SCRIPT, renew: RENEW_SCRIPT, release: RELEASE_SCRIPT, note: NOTE_SCRIPT };
+  if (bug === 'contract-margin-unchecked') {
+    scripts.claim = patch(
+      scripts.claim,
+      "math.max(lapsed, tonumber(redis.call('HGET', META, 'issuedUntil') or '0')) + MARGIN",
+      'lapsed + MARGIN',
+    );
+  }
   if (bug === 'layout-unchecked') {
     scripts.claim = patch(scripts.claim, 'local layout_wait = layout_change_wait(recorded)', 'local layout_wait = 0');
     scripts.renew = patch(scripts.renew, '(recorded == CONFIG or layout_change_wait(recorded) == 0)', 'true');

@@ -71,9 +71,11 @@ export type Fault =
   | { at: number; kind: 'rollback'; agoMs: number }
   /**
    * `maxmemory-policy allkeys-lru` under memory pressure: up to `count` of the namespace's keys are evicted, those
-   * used longest ago first.
+   * used longest ago first; then, for `pressureMs` (0: none), the key used longest ago at every step of the
+   * simulation, as a server that stays above its `maxmemory` does (a free ID's record, which nothing reads, goes within
+   * a step of its release).
    */
-  | { at: number; kind: 'evict'; count: number }
+  | { at: number; kind: 'evict'; count: number; pressureMs?: number }
   /**
    * Sentinel promotes the replica, which lags `lagMs` behind the primary: the writes of the last `lagMs` (scripts that
    * already answered) are lost, and the promoted process has its own run_id and replication ID. The holders in
@@ -103,7 +105,7 @@ export type Fault =
    * A canary: the holder's process shuts down and one with another contract (`ttlMs`, and the fence margin and clock
    * bounds derived from it) starts in its place at once; when the faults stop, it is rolled back to the fleet's.
    */
-  | { at: number; kind: 'reconfigure'; holder: number; ttlMs: number; layout?: CanaryLayout };
+  | { at: number; kind: 'reconfigure'; holder: number; ttlMs: number; layout?: CanaryLayout; clocks?: CanaryClocks };
 
 /**
  * The layout a canary runs with ({@link CANARY_LAYOUTS}): the fleet's, or one whose IDs lie among the fleet's (an
@@ -155,9 +157,25 @@ export interface Schedule {
   redisSkewsMs?: number[];
 }
 
-/** The simulated processes' lease settings with the simulator's TTL (another `ttlMs` for a canary). */
-export function simSettings(ttlMs = TTL_MS, layout = LAYOUT): LeaseSettings {
-  return resolveLeaseSettings({ url: 'redis://sim', namespace: 'sim', ttlMs, retryBackoffMs: 100 }, layout);
+/**
+ * The clock numbers a canary runs with: derived from its TTL, as the fleet's are, or narrow ones set explicitly
+ * ({@link NARROW_CLOCKS}: a clock bound of 63 ms against the fleet's 148). A narrower contract taken right after the
+ * fleet stopped gracefully must wait out the old holders' lead before it hands out an ID whose record is gone
+ * (guarantee 7): its own margin does not cover a lead the old contract allowed.
+ */
+export type CanaryClocks = 'derived' | 'narrow';
+
+const NARROW_CLOCKS = { fenceMarginMs: 150, clockBackToleranceMs: 20 };
+
+/** The simulated processes' lease settings with the simulator's TTL (another `ttlMs`, or clock numbers, for a canary). */
+export function simSettings(ttlMs = TTL_MS, layout = LAYOUT, clocks: CanaryClocks = 'derived'): LeaseSettings {
+  const options = { url: 'redis://sim', namespace: 'sim', ttlMs, retryBackoffMs: 100 };
+  if (clocks === 'derived') return resolveLeaseSettings(options, layout);
+  return resolveLeaseSettings(
+    { ...options, fenceMarginMs: NARROW_CLOCKS.fenceMarginMs },
+    layout,
+    NARROW_CLOCKS.clockBackToleranceMs,
+  );
 }
 
 /** What a holder's measured offset from a Redis clock may carry on a healthy link: half a round trip of up to 8 ms. */

@@ -57,6 +57,7 @@ import {
   TTL_MS,
   livenessBoundMs,
   simSettings,
+  type CanaryClocks,
   type Fault,
   type HolderSpec,
   type Schedule,
@@ -132,6 +133,8 @@ interface Holder {
   canaryTtlMs: number | undefined;
   /** The canary's layout (the fleet's unless the fault names another). */
   canaryLayout: Layout | undefined;
+  /** The canary's clock numbers (derived from its TTL unless the fault names narrow ones). */
+  canaryClocks: CanaryClocks | undefined;
 }
 
 interface SimProcess {
@@ -204,6 +207,8 @@ class World {
   private readonly faultsByKind: Record<string, number> = {};
   private readonly keyNames: string[];
   private redisDownUntil = 0;
+  /** Until when Redis stays above its `maxmemory` (an `evict` fault's `pressureMs`): one key evicted every step. */
+  private pressureUntil = 0;
   private violation: Violation | undefined;
   private idCount = 0;
   private healed = false;
@@ -235,6 +240,7 @@ class World {
       restartAt: spec.startAtMs === undefined ? 0 : spec.startAtMs,
       canaryTtlMs: undefined,
       canaryLayout: undefined,
+      canaryClocks: undefined,
     }));
     const keys = leaseKeys(simSettings(), 0);
     this.keyNames = [keys.meta, keys.cursor, keys.expiry, ...range(ID_COUNT).map((i) => keys.recordPrefix + i)];
@@ -282,6 +288,7 @@ class World {
         if (ends[i].at <= t) ends.splice(i, 1)[0].run();
       }
       if (!this.healed && t >= this.schedule.faultWindowMs) this.heal();
+      if (t < this.pressureUntil && !this.healed) this.evictUnderPressure();
       for (const holder of this.holders) {
         if (holder.restartAt !== undefined && holder.restartAt <= t && !this.isPaused(holder)) this.start(holder);
         this.issue(holder);
@@ -327,7 +334,7 @@ class World {
     holder.restartAt = undefined;
     const name = `h${holder.slot}#${++holder.incarnation}`;
     const layout = holder.canaryLayout ?? LAYOUT;
-    const settings = simSettings(holder.canaryTtlMs ?? holder.spec.ttlMs ?? TTL_MS, layout);
+    const settings = simSettings(holder.canaryTtlMs ?? holder.spec.ttlMs ?? TTL_MS, layout, holder.canaryClocks);
     const tamper: ReplyTamper = {
       dropFloor: this.options.bug === 'floor',
       serverTimeIs: this.options.bug === 'clock-check' ? () => holder.clock.now() : undefined,
@@ -764,6 +771,7 @@ class World {
       case 'reconfigure':
         holder!.canaryTtlMs = fault.ttlMs;
         holder!.canaryLayout = CANARY_LAYOUTS[fault.layout ?? 'fleet'];
+        holder!.canaryClocks = fault.clocks;
         this.stop(holder!, 'shutdown', 0);
         return;
       case 'pause':
@@ -820,6 +828,7 @@ class World {
       case 'evict': {
         const evicted = this.model.evictLeastRecentlyUsed(fault.count);
         this.log(`evicted ${evicted.join(', ') || 'nothing'}`);
+        this.pressureUntil = Math.max(this.pressureUntil, this.t + (fault.pressureMs ?? 0));
         return;
       }
       case 'failover': {
@@ -925,6 +934,12 @@ class World {
     holder.restartAt = this.t + downMs;
   }
 
+  /** One step of a server above its `maxmemory`: the key used longest ago goes. */
+  private evictUnderPressure(): void {
+    const evicted = this.model.evictLeastRecentlyUsed(1);
+    if (evicted.length > 0) this.log(`evicted under pressure: ${evicted.join(', ')}`);
+  }
+
   private heal(): void {
     this.healed = true;
     this.redisDownUntil = 0;
@@ -944,6 +959,7 @@ class World {
         // The canary is rolled back: its process shuts down, and one with the fleet's contract starts.
         holder.canaryTtlMs = undefined;
         holder.canaryLayout = undefined;
+        holder.canaryClocks = undefined;
         this.stop(holder, 'shutdown', 0);
       }
       const state = holder.process?.state;
