@@ -144,6 +144,11 @@ export interface WorkerIdHolder {
   startedAt: string;
   /** The lock file (option `workerLock.dir`). */
   lockFile: string;
+  /**
+   * Linux: the holder runs in another PID namespace of this host (a container that shares the lock directory and
+   * the host name), where its pid names nothing here: it is judged by the socket it listens on beside the lock.
+   */
+  otherPidNamespace?: boolean;
 }
 
 /**
@@ -154,6 +159,12 @@ export interface WorkerIdHolder {
  *
  * @publicApi
  */
+/** Said of a lock holder in another PID namespace of this host. @internal */
+export const OTHER_PID_NAMESPACE =
+  ' That process runs in another PID namespace (a container sharing this directory and host name), so its pid ' +
+  'cannot be checked from here: its lock is taken over once the socket it listens on beside the lock refuses a ' +
+  'connection (a holder without one keeps the lock: remove the lock file once that container is gone).';
+
 export class WorkerIdInUseError extends SnowflakeError {
   constructor(
     readonly workerId: number,
@@ -177,7 +188,8 @@ export class WorkerIdInUseError extends SnowflakeError {
             (holder.hostname === osHostname()
               ? ''
               : ' A lock written under another host name cannot be checked from here: if that host or container ' +
-                'is gone, remove the lock file.'),
+                'is gone, remove the lock file.') +
+            (holder.otherPidNamespace === true ? OTHER_PID_NAMESPACE : ''),
     );
   }
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { closeSync, fsyncSync, linkSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
-import { currentHolder, holderState, type LockHolder } from './lock-holder.js';
+import { beaconMayAnswer, openBeacon, removeBeacon } from './lock-beacon.js';
+import { currentHolder, holderState, type HolderState, type LockHolder } from './lock-holder.js';
 import { heldHostLocks } from './process-workers.js';
 
 /**
@@ -16,7 +17,11 @@ import { heldHostLocks } from './process-workers.js';
  *   path again and found that token still there. A takeover file whose own creator died is taken over the same way,
  *   under the creator's token, so a crash in the middle never wedges the lock.
  * - **Release**: at stop, or when the process (or the worker thread, by `process.exit()`) exits, the file is removed
- *   if it still holds this lock's token. A worker thread ended by `worker.terminate()` runs no exit handler: where
+ *   if it still holds this lock's token.
+ * - **Holders in another PID namespace** (containers sharing the directory and the host name) cannot be checked by
+ *   pid: each holder listens on a Unix socket beside the lock while it holds it (lock-beacon.ts), and such a holder
+ *   is taken over only once its socket refuses a connection. One without a socket (a path too long for one) counts
+ *   as running, as a holder of another host name does. A worker thread ended by `worker.terminate()` runs no exit handler: where
  *   `/proc` shows threads (Linux) the next claimant sees the thread gone; elsewhere the lock lasts until its process
  *   exits.
  */
@@ -47,10 +52,22 @@ const BUSY_STEP_MS = 10;
 
 /** Takes the lock at `path` for this process and thread, taking over a stale one. */
 export async function takeHostLock(path: string, subject: Record<string, unknown>): Promise<HostLockOutcome> {
-  const record: HostLockRecord = { format: FORMAT, version: 1, token: randomUUID(), holder: currentHolder(), subject };
+  const token = randomUUID();
+  const holder = currentHolder();
+  // Only where a holder can be in another PID namespace of this host (Linux): there its pid proves nothing.
+  const beacon = holder.pidNamespace === undefined ? undefined : await openBeacon(`${path}.${token.slice(0, 8)}.sock`);
+  if (beacon !== undefined) holder.beacon = beacon.path;
+  const record: HostLockRecord = { format: FORMAT, version: 1, token, holder, subject };
+  const outcome = await takeWithin(path, record);
+  if (outcome.kind !== 'taken') beacon?.close();
+  else if (beacon !== undefined) return { kind: 'taken', release: () => (outcome.release(), beacon.close()) };
+  return outcome;
+}
+
+async function takeWithin(path: string, record: HostLockRecord): Promise<HostLockOutcome> {
   const deadline = Date.now() + BUSY_WAIT_MS;
   for (;;) {
-    const step = tryTake(path, record);
+    const step = await tryTake(path, record);
     if (step.kind !== 'busy') return step;
     if (Date.now() >= deadline) {
       return step.holder === undefined
@@ -61,30 +78,41 @@ export async function takeHostLock(path: string, subject: Record<string, unknown
   }
 }
 
+/** How `holder` stands, with a holder in another PID namespace asked through its beacon. */
+async function stateOf(holder: LockHolder, self: LockHolder): Promise<HolderState> {
+  const state = holderState(holder, self);
+  if (state !== 'unseen' || holder.beacon === undefined) return state;
+  return (await beaconMayAnswer(holder.beacon)) ? 'unseen' : 'gone';
+}
+
 type Step = HostLockOutcome | { kind: 'busy'; reason: string; holder?: LockHolder };
 
 /** One attempt: take the free path, refuse a live holder, or take over a gone one. */
-function tryTake(path: string, record: HostLockRecord): Step {
+async function tryTake(path: string, record: HostLockRecord): Promise<Step> {
   if (create(path, record)) return taken(path, record.token);
   const current = readRecord(path);
   if (current === null) return { kind: 'busy', reason: 'released meanwhile' };
   if (typeof current === 'string') return { kind: 'busy', reason: current };
-  switch (holderState(current.holder, record.holder)) {
+  switch (await stateOf(current.holder, record.holder)) {
     case 'alive':
     case 'foreign':
+    case 'unseen':
       return { kind: 'held', holder: current.holder, here: false };
     case 'this-thread':
       // This thread's own module instances are the in-process guard's to judge; one the guard does not know (an
       // earlier process that had this pid and thread, a Jest test file's context) left a stale lock.
       if (heldHostLocks().has(current.token)) return { kind: 'held', holder: current.holder, here: true };
       return takeOver(path, record, current.token);
-    case 'gone':
-      return takeOver(path, record, current.token);
+    case 'gone': {
+      const step = await takeOver(path, record, current.token);
+      if (step.kind === 'taken' && current.holder.beacon !== undefined) removeBeacon(current.holder.beacon);
+      return step;
+    }
   }
 }
 
 /** Replaces the lock holding `staleToken`, if this process wins the right to; the chain of takeover files ensures one does. */
-function takeOver(path: string, record: HostLockRecord, staleToken: string): Step {
+async function takeOver(path: string, record: HostLockRecord, staleToken: string): Promise<Step> {
   let claimToken = staleToken;
   const passed: string[] = [];
   for (;;) {
@@ -108,7 +136,7 @@ function takeOver(path: string, record: HostLockRecord, staleToken: string): Ste
     if (claimant === null || typeof claimant === 'string') {
       return { kind: 'busy', reason: 'a takeover file is being written or was just removed' };
     }
-    const state = holderState(claimant.holder, record.holder);
+    const state = await stateOf(claimant.holder, record.holder);
     if (state !== 'gone' && !(state === 'this-thread' && !heldHostLocks().has(claimant.token))) {
       return { kind: 'busy', reason: 'another process is taking it over', holder: claimant.holder };
     }

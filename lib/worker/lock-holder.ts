@@ -21,6 +21,10 @@ export interface LockHolder {
   processStart?: string;
   tid?: number;
   threadStart?: string;
+  /** Linux only: the holder's PID namespace (`/proc/self/ns/pid`), within which its pid means something. */
+  pidNamespace?: string;
+  /** The Unix socket the holder listens on while it holds the lock (lock-beacon.ts), where it could open one. */
+  beacon?: string;
 }
 
 /** How a holder stands, seen from here. */
@@ -29,6 +33,11 @@ export type HolderState =
   | 'alive'
   /** Written under another host name: its processes cannot be seen from here, so it counts as running. */
   | 'foreign'
+  /**
+   * Written on this host, in another PID namespace (a container sharing the directory and the host name): its pid
+   * names nothing here, and only its beacon can tell whether it runs.
+   */
+  | 'unseen'
   /** It ran in this very thread, in a module instance the in-process guard decides about. */
   | 'this-thread'
   /** Its process or thread is gone. */
@@ -46,7 +55,9 @@ export function currentHolder(): LockHolder {
   const processStart = startOf('/proc/self/stat');
   const tid = ownTid();
   const threadStart = startOf('/proc/thread-self/stat');
+  const pidNamespace = readLink('/proc/self/ns/pid');
   if (bootId !== undefined) holder.bootId = bootId;
+  if (pidNamespace !== undefined) holder.pidNamespace = pidNamespace;
   if (processStart !== undefined) holder.processStart = processStart;
   if (tid !== undefined && threadStart !== undefined) Object.assign(holder, { tid, threadStart });
   return holder;
@@ -60,6 +71,13 @@ export function currentHolder(): LockHolder {
 export function holderState(holder: LockHolder, self: LockHolder = currentHolder()): HolderState {
   if (holder.hostname !== self.hostname) return 'foreign';
   if (holder.bootId !== undefined && self.bootId !== undefined && holder.bootId !== self.bootId) return 'gone';
+  if (
+    holder.pidNamespace !== undefined &&
+    self.pidNamespace !== undefined &&
+    holder.pidNamespace !== self.pidNamespace
+  ) {
+    return 'unseen';
+  }
   if (holder.pid === self.pid && sameStart(holder.processStart, self.processStart)) {
     if (holder.threadId === self.threadId) return 'this-thread';
     return threadRuns(holder) ? 'alive' : 'gone';
@@ -70,6 +88,12 @@ export function holderState(holder: LockHolder, self: LockHolder = currentHolder
   if (start === undefined) return 'alive';
   if (holder.processStart !== undefined && start !== holder.processStart) return 'gone';
   return threadRuns(holder) ? 'alive' : 'gone';
+}
+
+/** Whether `holder` runs in another PID namespace than this process (Linux; false where that is not known). */
+export function inOtherPidNamespace(holder: LockHolder): boolean {
+  const own = readLink('/proc/self/ns/pid');
+  return holder.pidNamespace !== undefined && own !== undefined && holder.pidNamespace !== own;
 }
 
 /** A holder as a reader sees it: `pid 123 (thread 2) on host api-3, since 2026-…`. */
@@ -110,9 +134,13 @@ function startOf(path: string): string | undefined {
 }
 
 function ownTid(): number | undefined {
+  const tid = Number(readLink('/proc/thread-self')?.split('/').pop());
+  return Number.isSafeInteger(tid) ? tid : undefined;
+}
+
+function readLink(path: string): string | undefined {
   try {
-    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
-    return Number.isSafeInteger(tid) ? tid : undefined;
+    return readlinkSync(path);
   } catch {
     return undefined;
   }

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SnowflakeConfigError, WorkerIdInUseError } from '../core/errors.js';
 import { takeHostLock } from './host-lock.js';
+import { inOtherPidNamespace } from './lock-holder.js';
 
 /** The option `workerLock` after validation: the lock directory, or `null` for no host lock. @internal */
 export type WorkerLockSettings = { dir: string } | null;
@@ -45,7 +46,11 @@ export async function lockWorkerId(
     case 'held':
       throw outcome.here
         ? new WorkerIdInUseError(workerId, datacenterId)
-        : new WorkerIdInUseError(workerId, datacenterId, { ...outcome.holder, lockFile: path });
+        : new WorkerIdInUseError(workerId, datacenterId, {
+            ...outcome.holder,
+            lockFile: path,
+            otherPidNamespace: inOtherPidNamespace(outcome.holder),
+          });
     case 'unreadable':
       throw new SnowflakeConfigError(
         'workerLock.dir',

@@ -1,0 +1,129 @@
+/**
+ * The host lock across PID namespaces (real processes, `unshare`): containers that share a lock directory and a host
+ * name (host networking, one `hostname` for several replicas) see the same lock files, but a pid written in one
+ * namespace names nothing, or another process, in the other. A holder there is asked through the Unix socket it
+ * listens on beside the lock: the second process is refused while the holder runs, and takes over once the holder
+ * is gone (the socket then refuses connections). Before the socket, the pid check judged such a holder gone and two
+ * processes issued the same IDs.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { SnowflakeModuleOptions } from '../../lib/module/snowflake.options.js';
+import { skipVisibly } from '../support/skip-notice.js';
+import { tempDirectory } from '../support/temp-dir.js';
+
+const SCRIPT = fileURLToPath(new URL('./fixtures/host-lock-app.mjs', import.meta.url));
+const UNSHARE = ['unshare', '--pid', '--fork', '--kill-child', '--mount-proc'];
+
+interface AppEvent {
+  event: 'ready' | 'error';
+  pid?: number;
+  name?: string;
+  message?: string;
+  problem?: string;
+}
+
+/** Whether this machine lets a test start a process in a PID namespace of its own (root, or user namespaces). */
+function canUnshare(): boolean {
+  return spawnSync(UNSHARE[0], [...UNSHARE.slice(1), 'true'], { stdio: 'ignore' }).status === 0;
+}
+
+class App {
+  readonly first: Promise<AppEvent>;
+  readonly exited: Promise<number | null>;
+
+  constructor(private readonly child: ChildProcess) {
+    let stderr = '';
+    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    this.first = new Promise((resolve, reject) => {
+      let buffered = '';
+      child.stdout!.setEncoding('utf8');
+      child.stdout!.on('data', (chunk: string) => {
+        buffered += chunk;
+        const newline = buffered.indexOf('\n');
+        if (newline >= 0) resolve(JSON.parse(buffered.slice(0, newline)) as AppEvent);
+      });
+      child.once('exit', (code) => reject(new Error(`exited (${code}) before an event: ${stderr}`)));
+    });
+    this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+  }
+
+  /** SIGKILL: in a namespace of its own, `unshare --kill-child` takes the app down with it. */
+  async kill(): Promise<void> {
+    this.child.kill('SIGKILL');
+    await this.exited;
+  }
+}
+
+if (!canUnshare()) {
+  skipVisibly(
+    'host lock across PID namespaces',
+    '`unshare --pid --fork --mount-proc` cannot run here',
+    'needs util-linux unshare and the right to create PID and mount namespaces (root, or unprivileged user namespaces)',
+  );
+} else {
+  // Directly under /tmp: a socket path must fit in 108 bytes, which the test run's own temp directories can exceed.
+  const temp = tempDirectory('snowflake-ns-', '/tmp');
+  const apps: App[] = [];
+  let runs = 0;
+
+  afterAll(async () => {
+    await Promise.all(apps.map((app) => app.kill()));
+    temp.remove();
+  });
+
+  function start(options: SnowflakeModuleOptions, ownNamespace: boolean): App {
+    const command = [...(ownNamespace ? UNSHARE : []), process.execPath, SCRIPT, JSON.stringify(options)];
+    const child = spawn(command[0], command.slice(1), {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: { ...process.env, NODE_OPTIONS: '' },
+    });
+    const app = new App(child);
+    apps.push(app);
+    return app;
+  }
+
+  describe('host lock: a fixed worker ID in two PID namespaces of one host', () => {
+    it.each([
+      ['a process of its own PID namespace is refused while the holder runs here', false, true],
+      ['a process here is refused while the holder runs in a PID namespace of its own', true, false],
+    ])(
+      '%s, and takes over once the holder is killed',
+      async (_, holderOwnNamespace, otherOwnNamespace) => {
+        const workerLock = { dir: temp.path(`locks-${++runs}`) };
+        const holder = start({ workerId: 7, workerLock }, holderOwnNamespace);
+        expect(await holder.first).toMatchObject({ event: 'ready', workerId: 7 });
+        const lock = JSON.parse(readFileSync(`${workerLock.dir}/worker-0-7.lock`, 'utf8')) as {
+          holder: { pidNamespace?: string; beacon?: string };
+        };
+        expect(lock.holder.beacon).toMatch(/worker-0-7\.lock\.[0-9a-f]{8}\.sock$/);
+
+        const refused = await start({ workerId: 7, workerLock }, otherOwnNamespace).first;
+        expect(refused).toMatchObject({ event: 'error', name: 'WorkerIdInUseError' });
+        expect(refused.message).toMatch(/another PID namespace/);
+
+        await holder.kill();
+        const next = start({ workerId: 7, workerLock }, otherOwnNamespace);
+        expect(await next.first).toMatchObject({ event: 'ready', workerId: 7 });
+        await next.kill();
+      },
+      60_000,
+    );
+
+    it('a ceiling file shared across PID namespaces is refused to the second process', async () => {
+      const ceilingFile = temp.path(`ceiling-${++runs}.json`);
+      const options = (dir: string): SnowflakeModuleOptions => ({
+        workerId: 8,
+        workerLock: { dir: temp.path(dir) },
+        ceilingFile: { path: ceilingFile, ifMissing: 'create' },
+      });
+      const holder = start(options(`locks-${runs}-a`), false);
+      expect(await holder.first).toMatchObject({ event: 'ready', workerId: 8 });
+      const refused = await start(options(`locks-${runs}-b`), true).first;
+      expect(refused).toMatchObject({ event: 'error', name: 'CeilingFileError', problem: 'in-use' });
+      expect(refused.message).toMatch(/another PID namespace/);
+      await holder.kill();
+    }, 60_000);
+  });
+}
