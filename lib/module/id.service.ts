@@ -37,7 +37,9 @@ export class IdService implements OnModuleInit, OnApplicationShutdown {
 
   /**
    * Built by the module from its providers. Built by hand (`new IdService({ workerId: 1 })`) it makes its own
-   * parts; a lease then starts with `onModuleInit()`.
+   * parts; a lease then starts with `onModuleInit()`. A fixed worker ID issues at once, but its guards (another
+   * module of this process, the host lock against other processes, the ceiling file) are taken only by
+   * `onModuleInit()`: call it before issuing, or two services on one worker ID issue the same IDs.
    */
   constructor(
     @Inject(SNOWFLAKE_BINDING) bindingOrOptions: WorkerBinding | SnowflakeModuleOptions,
