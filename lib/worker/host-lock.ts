@@ -59,9 +59,18 @@ export async function takeHostLock(path: string, subject: Record<string, unknown
   if (beacon !== undefined) holder.beacon = beacon.path;
   const record: HostLockRecord = { format: FORMAT, version: 1, token, holder, subject };
   const outcome = await takeWithin(path, record);
-  if (outcome.kind !== 'taken') beacon?.close();
-  else if (beacon !== undefined) return { kind: 'taken', release: () => (outcome.release(), beacon.close()) };
-  return outcome;
+  if (beacon === undefined) return outcome;
+  if (outcome.kind !== 'taken') {
+    beacon.close();
+    return outcome;
+  }
+  // The socket goes with the lock, at stop as at exit (the exit handler calls what the held map holds).
+  const release = () => {
+    outcome.release();
+    beacon.close();
+  };
+  heldHostLocks().set(token, release);
+  return { kind: 'taken', release };
 }
 
 async function takeWithin(path: string, record: HostLockRecord): Promise<HostLockOutcome> {

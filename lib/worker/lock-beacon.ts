@@ -30,9 +30,12 @@ export async function openBeacon(path: string): Promise<LockBeacon | undefined> 
   server.unref();
   // A process of another user that shares the directory must be able to connect (a refusal would read as gone).
   quietly(() => chmodSync(path, 0o666));
+  let open = true;
   return {
     path,
     close: () => {
+      if (!open) return;
+      open = false;
       server.close();
       quietly(() => unlinkSync(path));
     },

@@ -7,7 +7,7 @@
  * processes issued the same IDs.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { SnowflakeModuleOptions } from '../../lib/module/snowflake.options.js';
 import { skipVisibly } from '../support/skip-notice.js';
@@ -47,6 +47,12 @@ class App {
       child.once('exit', (code) => reject(new Error(`exited (${code}) before an event: ${stderr}`)));
     });
     this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+  }
+
+  /** SIGTERM (outside a namespace of its own): the app closes and releases its worker ID. */
+  async close(): Promise<void> {
+    this.child.kill('SIGTERM');
+    await this.exited;
   }
 
   /** SIGKILL: in a namespace of its own, `unshare --kill-child` takes the app down with it. */
@@ -110,6 +116,27 @@ if (!canUnshare()) {
       },
       60_000,
     );
+
+    it('a graceful stop leaves neither the lock nor its socket behind; a killed holder’s are cleared by the next', async () => {
+      const workerLock = { dir: temp.path(`locks-${++runs}`) };
+      const closed = start({ workerId: 9, workerLock }, false);
+      expect(await closed.first).toMatchObject({ event: 'ready' });
+      expect(readdirSync(workerLock.dir).sort()).toEqual([
+        'worker-0-9.lock',
+        expect.stringMatching(/^worker-0-9\.lock\.[0-9a-f]{8}\.sock$/),
+      ]);
+      await closed.close();
+      expect(readdirSync(workerLock.dir)).toEqual([]);
+
+      const killed = start({ workerId: 9, workerLock }, true);
+      expect(await killed.first).toMatchObject({ event: 'ready' });
+      await killed.kill();
+      expect(readdirSync(workerLock.dir)).toHaveLength(2);
+      const next = start({ workerId: 9, workerLock }, false);
+      expect(await next.first).toMatchObject({ event: 'ready' });
+      await next.close();
+      expect(readdirSync(workerLock.dir)).toEqual([]);
+    }, 60_000);
 
     it('a ceiling file shared across PID namespaces is refused to the second process', async () => {
       const ceilingFile = temp.path(`ceiling-${++runs}.json`);
