@@ -145,10 +145,12 @@ export interface WorkerIdHolder {
   /** The lock file (option `workerLock.dir`). */
   lockFile: string;
   /**
-   * Linux: the holder runs in another PID namespace of this host (a container that shares the lock directory and
-   * the host name), where its pid names nothing here: it is judged by the socket it listens on beside the lock.
+   * Linux: where the holder runs when its pid means nothing here. `pid-namespace`: another PID namespace of this host
+   * (a container sharing the lock directory and the host name), judged by the socket it listens on beside the lock.
+   * `machine`: another machine with the same host name (a lock directory shared over the network), which nothing
+   * here can check.
    */
-  otherPidNamespace?: boolean;
+  elsewhere?: 'pid-namespace' | 'machine';
 }
 
 /**
@@ -159,11 +161,17 @@ export interface WorkerIdHolder {
  *
  * @publicApi
  */
-/** Said of a lock holder in another PID namespace of this host. @internal */
-export const OTHER_PID_NAMESPACE =
-  ' That process runs in another PID namespace (a container sharing this directory and host name), so its pid ' +
-  'cannot be checked from here: its lock is taken over once the socket it listens on beside the lock refuses a ' +
-  'connection (a holder without one keeps the lock: remove the lock file once that container is gone).';
+/** Said of a lock holder whose pid means nothing here, by where it runs. @internal */
+export const HOLDER_ELSEWHERE = {
+  'pid-namespace':
+    ' That process runs in another PID namespace (a container sharing this directory and host name), so its pid ' +
+    'cannot be checked from here: its lock is taken over once the socket it listens on beside the lock refuses a ' +
+    'connection (a holder without one keeps the lock: remove the lock file once that container is gone).',
+  machine:
+    ' That process runs on another machine with the same host name (it took the lock since this host booted, under ' +
+    'another boot ID: the directory is shared over the network), which nothing here can check: give each machine a ' +
+    'lock directory and worker IDs of its own, and remove the lock file once that process is gone.',
+} as const;
 
 export class WorkerIdInUseError extends SnowflakeError {
   constructor(
@@ -189,7 +197,7 @@ export class WorkerIdInUseError extends SnowflakeError {
               ? ''
               : ' A lock written under another host name cannot be checked from here: if that host or container ' +
                 'is gone, remove the lock file.') +
-            (holder.otherPidNamespace === true ? OTHER_PID_NAMESPACE : ''),
+            (holder.elsewhere === undefined ? '' : HOLDER_ELSEWHERE[holder.elsewhere]),
     );
   }
 }

@@ -1,7 +1,7 @@
 import { CeilingFileError } from './ceiling-file.errors.js';
 import { takeHostLock } from './host-lock.js';
-import { OTHER_PID_NAMESPACE } from '../core/worker.errors.js';
-import { describeHolder, inOtherPidNamespace } from './lock-holder.js';
+import { HOLDER_ELSEWHERE } from '../core/worker.errors.js';
+import { describeHolder, holderElsewhere } from './lock-holder.js';
 
 /**
  * Takes the lock of a ceiling file, `<path>.lock` beside it, for as long as a generator uses the file: two
@@ -31,6 +31,7 @@ export async function lockCeilingFile(file: string, workerId: number, datacenter
       `its lock ${path} is not one nestjs-snowflake wrote (${outcome.reason}). Remove it if nothing else uses it.`,
     );
   }
+  const where = outcome.here ? undefined : holderElsewhere(outcome.holder);
   throw new CeilingFileError(
     file,
     'in-use',
@@ -38,6 +39,6 @@ export async function lockCeilingFile(file: string, workerId: number, datacenter
       `(lock ${path}): two generators on one ceiling file issue the same IDs. Give each worker a file of its own ` +
       '(put the worker ID in its name, such as /var/lib/app/snowflake-worker-3.json) and each process its own ' +
       'worker ID. If that process is gone and the lock names another host (a container replaced under a new host ' +
-      `name), remove the lock file.${inOtherPidNamespace(outcome.holder) ? OTHER_PID_NAMESPACE : ''}`,
+      `name), remove the lock file.${where === undefined ? '' : HOLDER_ELSEWHERE[where]}`,
   );
 }

@@ -70,7 +70,11 @@ export function currentHolder(): LockHolder {
  */
 export function holderState(holder: LockHolder, self: LockHolder = currentHolder()): HolderState {
   if (holder.hostname !== self.hostname) return 'foreign';
-  if (holder.bootId !== undefined && self.bootId !== undefined && holder.bootId !== self.bootId) return 'gone';
+  if (holder.bootId !== undefined && self.bootId !== undefined && holder.bootId !== self.bootId) {
+    // Another boot: this host's before a reboot, or another machine of the same host name sharing the directory (a
+    // network file system). A holder that took the lock since this host booted ran on another machine.
+    return tookLockSinceBoot(holder) ? 'foreign' : 'gone';
+  }
   if (
     holder.pidNamespace !== undefined &&
     self.pidNamespace !== undefined &&
@@ -90,16 +94,41 @@ export function holderState(holder: LockHolder, self: LockHolder = currentHolder
   return threadRuns(holder) ? 'alive' : 'gone';
 }
 
-/** Whether `holder` runs in another PID namespace than this process (Linux; false where that is not known). */
-export function inOtherPidNamespace(holder: LockHolder): boolean {
-  const own = readLink('/proc/self/ns/pid');
-  return holder.pidNamespace !== undefined && own !== undefined && holder.pidNamespace !== own;
+/**
+ * Where `holder`, of this host name, runs when its pid means nothing here (Linux): in another PID namespace of this
+ * host, or on another machine; undefined when its pid can be checked (or nothing is known).
+ */
+export function holderElsewhere(holder: LockHolder): 'pid-namespace' | 'machine' | undefined {
+  const self = currentHolder();
+  if (holder.hostname !== self.hostname) return undefined;
+  if (holder.bootId !== undefined && self.bootId !== undefined && holder.bootId !== self.bootId) {
+    return tookLockSinceBoot(holder) ? 'machine' : undefined;
+  }
+  if (
+    holder.pidNamespace !== undefined &&
+    self.pidNamespace !== undefined &&
+    holder.pidNamespace !== self.pidNamespace
+  ) {
+    return 'pid-namespace';
+  }
+  return undefined;
 }
 
 /** A holder as a reader sees it: `pid 123 (thread 2) on host api-3, since 2026-…`. */
 export function describeHolder(holder: LockHolder): string {
   const thread = holder.threadId === 0 ? '' : ` (worker thread ${holder.threadId})`;
   return `process ${holder.pid}${thread} on host ${holder.hostname}, since ${holder.startedAt}`;
+}
+
+/** How far apart two machines' clocks may be when a lock's start is compared with this host's boot. */
+const BOOT_COMPARISON_SLACK_MS = 60_000;
+
+/** Whether `holder` took its lock after this host booted (`btime` in `/proc/stat`), by more than clock slack. */
+function tookLockSinceBoot(holder: LockHolder): boolean {
+  const btime = /^btime (\d+)$/m.exec(readText('/proc/stat') ?? '')?.[1];
+  const startedAt = Date.parse(holder.startedAt);
+  if (btime === undefined || Number.isNaN(startedAt)) return false;
+  return startedAt > Number(btime) * 1000 + BOOT_COMPARISON_SLACK_MS;
 }
 
 function processRuns(pid: number): boolean {

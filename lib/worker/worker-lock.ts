@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SnowflakeConfigError, WorkerIdInUseError } from '../core/errors.js';
 import { takeHostLock } from './host-lock.js';
-import { inOtherPidNamespace } from './lock-holder.js';
+import { holderElsewhere } from './lock-holder.js';
 
 /** The option `workerLock` after validation: the lock directory, or `null` for no host lock. @internal */
 export type WorkerLockSettings = { dir: string } | null;
@@ -49,7 +49,7 @@ export async function lockWorkerId(
         : new WorkerIdInUseError(workerId, datacenterId, {
             ...outcome.holder,
             lockFile: path,
-            otherPidNamespace: inOtherPidNamespace(outcome.holder),
+            elsewhere: holderElsewhere(outcome.holder),
           });
     case 'unreadable':
       throw new SnowflakeConfigError(

@@ -138,6 +138,28 @@ if (!canUnshare()) {
       expect(readdirSync(workerLock.dir)).toEqual([]);
     }, 60_000);
 
+    it('a process that reads another boot ID (another machine of the same host name) never takes a live lock over', async () => {
+      const workerLock = { dir: temp.path(`locks-${++runs}`) };
+      const holder = start({ workerId: 10, workerLock }, false);
+      expect(await holder.first).toMatchObject({ event: 'ready' });
+      // A mount namespace whose boot_id reads another value: to the lock, a machine that booted on its own.
+      const bootId = temp.path(`boot-id-${runs}`);
+      const script =
+        `cat /proc/sys/kernel/random/uuid > ${bootId} && mount --bind ${bootId} /proc/sys/kernel/random/boot_id && ` +
+        `exec "$0" "$@"`;
+      const child = spawn(
+        'unshare',
+        ['--mount', 'sh', '-c', script, process.execPath, SCRIPT, JSON.stringify({ workerId: 10, workerLock })],
+        { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, NODE_OPTIONS: '' } },
+      );
+      const elsewhere = new App(child);
+      apps.push(elsewhere);
+      const refused = await elsewhere.first;
+      expect(refused).toMatchObject({ event: 'error', name: 'WorkerIdInUseError' });
+      expect(refused.message).toMatch(/another machine with the same host name/);
+      await holder.close();
+    }, 60_000);
+
     it('a ceiling file shared across PID namespaces is refused to the second process', async () => {
       const ceilingFile = temp.path(`ceiling-${++runs}.json`);
       const options = (dir: string): SnowflakeModuleOptions => ({
