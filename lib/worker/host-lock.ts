@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { closeSync, fsyncSync, linkSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
-import { beaconMayAnswer, openBeacon, removeBeacon } from './lock-beacon.js';
+import { beaconMayAnswer, openBeacon, removeBeacon, sweepBeacons } from './lock-beacon.js';
 import { currentHolder, holderState, type HolderState, type LockHolder } from './lock-holder.js';
 import { heldHostLocks } from './process-workers.js';
 
@@ -55,15 +55,22 @@ export async function takeHostLock(path: string, subject: Record<string, unknown
   const token = randomUUID();
   const holder = currentHolder();
   // Only where a holder can be in another PID namespace of this host (Linux): there its pid proves nothing.
-  const beacon = holder.pidNamespace === undefined ? undefined : await openBeacon(`${path}.${token.slice(0, 8)}.sock`);
-  if (beacon !== undefined) holder.beacon = beacon.path;
+  const beacon = holder.pidNamespace === undefined ? undefined : await openBeacon(path, token);
+  if (beacon !== undefined) holder.beacon = true;
   const record: HostLockRecord = { format: FORMAT, version: 1, token, holder, subject };
-  const outcome = await takeWithin(path, record);
+  let outcome: HostLockOutcome;
+  try {
+    outcome = await takeWithin(path, record);
+  } catch (error) {
+    beacon?.close();
+    throw error;
+  }
   if (beacon === undefined) return outcome;
   if (outcome.kind !== 'taken') {
     beacon.close();
     return outcome;
   }
+  await sweepBeacons(path, token);
   // The socket goes with the lock, at stop as at exit (the exit handler calls what the held map holds).
   const release = () => {
     outcome.release();
@@ -87,11 +94,11 @@ async function takeWithin(path: string, record: HostLockRecord): Promise<HostLoc
   }
 }
 
-/** How `holder` stands, with a holder in another PID namespace asked through its beacon. */
-async function stateOf(holder: LockHolder, self: LockHolder): Promise<HolderState> {
-  const state = holderState(holder, self);
-  if (state !== 'unseen' || holder.beacon === undefined) return state;
-  return (await beaconMayAnswer(holder.beacon)) ? 'unseen' : 'gone';
+/** How the holder of `record` (a lock at `path`) stands, one in another PID namespace asked through its beacon. */
+async function stateOf(path: string, record: HostLockRecord, self: LockHolder): Promise<HolderState> {
+  const state = holderState(record.holder, self);
+  if (state !== 'unseen' || record.holder.beacon !== true) return state;
+  return (await beaconMayAnswer(path, record.token)) ? 'unseen' : 'gone';
 }
 
 type Step = HostLockOutcome | { kind: 'busy'; reason: string; holder?: LockHolder };
@@ -102,7 +109,7 @@ async function tryTake(path: string, record: HostLockRecord): Promise<Step> {
   const current = readRecord(path);
   if (current === null) return { kind: 'busy', reason: 'released meanwhile' };
   if (typeof current === 'string') return { kind: 'busy', reason: current };
-  switch (await stateOf(current.holder, record.holder)) {
+  switch (await stateOf(path, current, record.holder)) {
     case 'alive':
     case 'foreign':
     case 'unseen':
@@ -114,7 +121,7 @@ async function tryTake(path: string, record: HostLockRecord): Promise<Step> {
       return takeOver(path, record, current.token);
     case 'gone': {
       const step = await takeOver(path, record, current.token);
-      if (step.kind === 'taken' && current.holder.beacon !== undefined) removeBeacon(current.holder.beacon);
+      if (step.kind === 'taken') removeBeacon(path, current.token);
       return step;
     }
   }
@@ -145,7 +152,7 @@ async function takeOver(path: string, record: HostLockRecord, staleToken: string
     if (claimant === null || typeof claimant === 'string') {
       return { kind: 'busy', reason: 'a takeover file is being written or was just removed' };
     }
-    const state = await stateOf(claimant.holder, record.holder);
+    const state = await stateOf(path, claimant, record.holder);
     if (state !== 'gone' && !(state === 'this-thread' && !heldHostLocks().has(claimant.token))) {
       return { kind: 'busy', reason: 'another process is taking it over', holder: claimant.holder };
     }

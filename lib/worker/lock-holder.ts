@@ -23,8 +23,11 @@ export interface LockHolder {
   threadStart?: string;
   /** Linux only: the holder's PID namespace (`/proc/self/ns/pid`), within which its pid means something. */
   pidNamespace?: string;
-  /** The Unix socket the holder listens on while it holds the lock (lock-beacon.ts), where it could open one. */
-  beacon?: string;
+  /**
+   * The holder listens on a Unix socket beside the lock while it holds it (lock-beacon.ts: its path follows from the
+   * lock's path and token), where it could open one.
+   */
+  beacon?: boolean;
 }
 
 /** How a holder stands, seen from here. */

@@ -7,7 +7,9 @@
  * processes issued the same IDs.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { readFileSync, readdirSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { SnowflakeModuleOptions } from '../../lib/module/snowflake.options.js';
 import { skipVisibly } from '../support/skip-notice.js';
@@ -101,9 +103,11 @@ if (!canUnshare()) {
         const holder = start({ workerId: 7, workerLock }, holderOwnNamespace);
         expect(await holder.first).toMatchObject({ event: 'ready', workerId: 7 });
         const lock = JSON.parse(readFileSync(`${workerLock.dir}/worker-0-7.lock`, 'utf8')) as {
-          holder: { pidNamespace?: string; beacon?: string };
+          token: string;
+          holder: { pidNamespace?: string; beacon?: boolean };
         };
-        expect(lock.holder.beacon).toMatch(/worker-0-7\.lock\.[0-9a-f]{8}\.sock$/);
+        expect(lock.holder.beacon).toBe(true);
+        expect(readdirSync(workerLock.dir)).toContain(`worker-0-7.lock.${lock.token.slice(0, 8)}.sock`);
 
         const refused = await start({ workerId: 7, workerLock }, otherOwnNamespace).first;
         expect(refused).toMatchObject({ event: 'error', name: 'WorkerIdInUseError' });
@@ -158,6 +162,69 @@ if (!canUnshare()) {
       expect(refused).toMatchObject({ event: 'error', name: 'WorkerIdInUseError' });
       expect(refused.message).toMatch(/another machine with the same host name/);
       await holder.close();
+    }, 60_000);
+
+    it.each([
+      ['mounted at another path in each container', true],
+      ['at a path too long for a socket address', false],
+    ])(
+      'a lock directory %s: refused while the holder runs, taken over once it is killed',
+      async (_, mounted) => {
+        const shared = temp.path(`locks-${++runs}${mounted ? '' : `-${'long-'.repeat(20)}`}`);
+        mkdirSync(shared, { recursive: true });
+        // The holder sees the directory as /mnt/…; this test, and the process after it, at its own path.
+        const seenAs = mounted ? `/mnt/snowflake-lock-test-${process.pid}-${runs}` : shared;
+        const options = JSON.stringify({ workerId: 11, workerLock: { dir: seenAs } });
+        const bind = mounted ? `mkdir -p ${seenAs} && mount --bind ${shared} ${seenAs} && ` : '';
+        const holderChild = spawn(
+          'unshare',
+          [...UNSHARE.slice(1), 'sh', '-c', `${bind}exec "$0" "$@"`, process.execPath, SCRIPT, options],
+          { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, NODE_OPTIONS: '' } },
+        );
+        const holder = new App(holderChild);
+        apps.push(holder);
+        expect(await holder.first).toMatchObject({ event: 'ready', workerId: 11 });
+        const workerLock = { dir: shared };
+        expect(await start({ workerId: 11, workerLock }, false).first).toMatchObject({ name: 'WorkerIdInUseError' });
+        await holder.kill();
+        const next = start({ workerId: 11, workerLock }, false);
+        expect(await next.first).toMatchObject({ event: 'ready', workerId: 11 });
+        await next.close();
+        if (mounted) rmSync(seenAs, { recursive: true, force: true });
+      },
+      60_000,
+    );
+
+    it('reads no path from a lock file: a lock of another PID namespace with a file in place of its socket is held', async () => {
+      const dir = temp.path(`locks-${++runs}`);
+      mkdirSync(dir, { recursive: true });
+      const token = randomUUID();
+      const lockFile = `${dir}/worker-0-12.lock`;
+      // What a forged lock could name: a file that is not a socket, at the derived path and at a path of its own.
+      const victim = temp.path(`victim-${runs}`);
+      writeFileSync(victim, 'keep');
+      writeFileSync(`${lockFile}.${token.slice(0, 8)}.sock`, 'not a socket');
+      const holder = { pid: 1, threadId: 0, hostname: hostname(), startedAt: new Date().toISOString() };
+      writeFileSync(
+        lockFile,
+        JSON.stringify({
+          format: 'nestjs-snowflake/host-lock',
+          version: 1,
+          token,
+          holder: {
+            ...holder,
+            bootId: readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim(),
+            pidNamespace: 'pid:[1]',
+            beacon: victim,
+          },
+          subject: {},
+        }),
+      );
+      expect(await start({ workerId: 12, workerLock: { dir } }, false).first).toMatchObject({
+        name: 'WorkerIdInUseError',
+      });
+      expect(readFileSync(victim, 'utf8')).toBe('keep');
+      expect(readFileSync(`${lockFile}.${token.slice(0, 8)}.sock`, 'utf8')).toBe('not a socket');
     }, 60_000);
 
     it('a ceiling file shared across PID namespaces is refused to the second process', async () => {
