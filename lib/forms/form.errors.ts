@@ -39,13 +39,21 @@ export class InvalidSnowflakeTextError extends InvalidSnowflakeError {
 export class InvalidPublicIdError extends InvalidSnowflakeError {
   constructor(
     input: string,
-    /** `'key'`: the key tag is not one of the configured keys'; `'check'`: the decoded value fails the checks. */
-    readonly reason: 'key' | 'check',
+    /**
+     * `'key'`: the key tag is not one of the configured keys'; `'check'`: the decoded value fails the checks;
+     * `'ambiguous'`: two configured keys share the tag (one key's current tag is another's earlier one) and both
+     * read the text as an ID, so which one wrote it cannot be told.
+     */
+    readonly reason: 'key' | 'check' | 'ambiguous',
   ) {
     super(
       input,
-      'not a public ID issued by this app: it was altered, or comes from another app or from a key that is no ' +
-        'longer configured (old keys must stay in `publicIds.keys` for as long as their IDs are in circulation).',
+      reason === 'ambiguous'
+        ? 'two of the configured keys (`publicIds.keys`) share its key tag and both read it, as different IDs: ' +
+            'which one wrote it cannot be told, so neither is returned. The keys of a ring should not share a tag ' +
+            'in any version (docs/forms.md, "Key rotation").'
+        : 'not a public ID issued by this app: it was altered, or comes from another app or from a key that is no ' +
+            'longer configured (old keys must stay in `publicIds.keys` for as long as their IDs are in circulation).',
     );
   }
 }

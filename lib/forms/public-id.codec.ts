@@ -26,8 +26,10 @@ export class PublicIds implements PublicIdForm {
   readonly pattern: string;
   private readonly writer: { tag: string; permutation: FeistelPermutation };
   /**
-   * Tag value → the permutations that read it: one, unless a key's legacy tag is another key's current one (the
-   * value is then read by whichever of the two finds its check bits zero).
+   * Tag value → the permutations that read it: one, unless a key's earlier tag is another key's current one. A text
+   * is then an ID only when exactly one of them reads it (its check bits zero, its time not ahead): a genuine text
+   * always passes the permutation that wrote it, and one that passes both is refused as ambiguous rather than read
+   * as whichever comes first.
    */
   private readonly readers = new Map<number, FeistelPermutation[]>();
   private readonly checkMask: bigint;
@@ -93,13 +95,17 @@ export class PublicIds implements PublicIdForm {
     if (permutations === undefined) throw new InvalidPublicIdError(text, 'key');
     const latest = readNow(this.clock) + this.maxFutureMs;
     const { halves } = this;
+    let found: bigint | undefined;
     if (halves !== undefined && halves.read(text, at + 1)) {
       for (const permutation of permutations) {
         permutation.decryptHalves(halves.high, halves.low);
         const id = this.idOf(permutation.outHigh, permutation.outLow, latest);
-        if (id !== undefined) return id;
+        if (id === undefined) continue;
+        if (found !== undefined && found !== id) throw new InvalidPublicIdError(text, 'ambiguous');
+        found = id;
       }
-      throw new InvalidPublicIdError(text, 'check');
+      if (found === undefined) throw new InvalidPublicIdError(text, 'check');
+      return found;
     }
     // Base62, or a text the fast reader leaves to this one, which names what is wrong with it.
     const value = this.digits.decode(text, at + 1, this.name);
@@ -108,9 +114,12 @@ export class PublicIds implements PublicIdForm {
       if ((block & this.checkMask) !== 0n) continue;
       const id = block >> this.shift;
       const issuedAt = this.layout.epoch + Number(id >> this.timestampShift) * this.layout.timeUnitMs;
-      if (issuedAt <= latest) return id;
+      if (issuedAt > latest) continue;
+      if (found !== undefined && found !== id) throw new InvalidPublicIdError(text, 'ambiguous');
+      found = id;
     }
-    throw new InvalidPublicIdError(text, 'check');
+    if (found === undefined) throw new InvalidPublicIdError(text, 'check');
+    return found;
   }
 
   /** The ID of a decrypted block in halves, or undefined when its check bits or its time refuse it. */
