@@ -1,4 +1,5 @@
 /** The JS types of ID columns and properties (Drizzle, MikroORM), and the conversions they share. */
+import { ANY_64_BITS, parseId } from '../core/codec.js';
 import { IdPrecisionLossError } from './typeorm/generated-id.errors.js';
 
 /** The JS type a snowflake column gives its rows: `bigint` (the default) or the decimal `string`. @publicApi */
@@ -26,6 +27,17 @@ export function readId(value: unknown, mode: SnowflakeColumnMode, column: string
     throw new TypeError(`Column "${column}" returned ${typeof value}, not a 64-bit integer.`);
   }
   return mode === 'string' ? String(value) : BigInt(value);
+}
+
+/**
+ * An ID the app hands to a column, as the exact integer written or compared: a bigint, a decimal string of digits
+ * only, or a safe-integer number (`parseId`'s rules). Anything else is refused with `InvalidSnowflakeError` rather
+ * than written as another ID: a number beyond 2^53 (rounded already, as `JSON.parse` rounds a request body's ID),
+ * `''`, `' 42 '`, `'0x2a'`, `'1e3'`, `true`.
+ * @internal
+ */
+export function writtenId(value: unknown): bigint {
+  return parseId(value, ANY_64_BITS);
 }
 
 /** A fresh ID in the column's JS type. @internal */

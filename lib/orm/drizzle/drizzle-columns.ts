@@ -5,6 +5,7 @@ import type { SnowflakeIdSource } from '../id-issuer.js';
 import {
   issueId,
   readId,
+  writtenId,
   type SnowflakeColumnMode,
   type SnowflakeColumnOptions,
   type SnowflakeColumnValue,
@@ -42,10 +43,10 @@ export function pgSnowflakeId<M extends SnowflakeColumnMode = 'bigint'>(
   options: SnowflakeColumnOptions<M> = {},
 ) {
   const mode: SnowflakeColumnMode = options.mode ?? 'bigint';
-  // pg binds a bigint or a string through its text form: exact either way.
+  // pg binds a bigint or a string through its text form: exact either way, once it is an ID.
   return pgCustomType<{ data: SnowflakeColumnValue<M>; driverData: Driven }>({
     dataType: () => 'bigint',
-    toDriver: (value) => value,
+    toDriver: (value) => (writtenId(value), value),
     fromDriver: (value) => readId(value, mode, name, READ_FIX.pg) as SnowflakeColumnValue<M>,
   })(name).$defaultFn(() => issueId(ids, mode) as SnowflakeColumnValue<M>);
 }
@@ -63,7 +64,7 @@ export function mysqlSnowflakeId<M extends SnowflakeColumnMode = 'bigint'>(
   const mode: SnowflakeColumnMode = options.mode ?? 'bigint';
   return mysqlCustomType<{ data: SnowflakeColumnValue<M>; driverData: Driven }>({
     dataType: () => 'bigint',
-    toDriver: (value) => BigInt(value),
+    toDriver: (value) => writtenId(value),
     fromDriver: (value) => readId(value, mode, name, READ_FIX.mysql) as SnowflakeColumnValue<M>,
   })(name).$defaultFn(() => issueId(ids, mode) as SnowflakeColumnValue<M>);
 }
@@ -82,7 +83,7 @@ export function sqliteSnowflakeId<M extends SnowflakeColumnMode = 'bigint'>(
   return sqliteCustomType<{ data: SnowflakeColumnValue<M>; driverData: Driven }>({
     dataType: () => 'integer',
     // A bigint binds as a 64-bit INTEGER; a string would rely on the column's type affinity.
-    toDriver: (value) => BigInt(value),
+    toDriver: (value) => writtenId(value),
     fromDriver: (value) => readId(value, mode, name, READ_FIX.sqlite) as SnowflakeColumnValue<M>,
   })(name).$defaultFn(() => issueId(ids, mode) as SnowflakeColumnValue<M>);
 }

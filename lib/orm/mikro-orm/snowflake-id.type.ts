@@ -1,5 +1,5 @@
 import { Type, type EntityProperty, type Platform } from '@mikro-orm/core';
-import { readId, type SnowflakeColumnMode, type SnowflakeColumnValue } from '../id-column.values.js';
+import { readId, writtenId, type SnowflakeColumnMode, type SnowflakeColumnValue } from '../id-column.values.js';
 
 /** Which driver setting gives exact 64-bit integers back: MikroORM passes the driver's value to the type. */
 const READ_FIX =
@@ -35,7 +35,7 @@ export class SnowflakeIdType<M extends SnowflakeColumnMode = 'bigint'> extends T
 
   override convertToDatabaseValue(value: unknown): bigint | null | undefined {
     if (value === null || value === undefined) return value;
-    return BigInt(value as bigint | string);
+    return writtenId(value);
   }
 
   override convertToJSValue(value: unknown): SnowflakeColumnValue<M> | null | undefined {

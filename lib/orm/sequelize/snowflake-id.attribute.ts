@@ -1,5 +1,5 @@
 import { DataTypes, type Model, type ModelAttributeColumnOptions } from 'sequelize';
-import { readId, type SnowflakeColumnMode } from '../id-column.values.js';
+import { readId, writtenId, type SnowflakeColumnMode } from '../id-column.values.js';
 
 /** Which driver setting gives exact 64-bit integers back: the attribute's getter sees the driver's value. */
 const READ_FIX =
@@ -22,7 +22,7 @@ function snowflakeIdType(mode: SnowflakeColumnMode): object {
   type.key = 'SNOWFLAKE_ID';
   type.toSql = () => 'BIGINT';
   // Sequelize escapes what this returns: a bigint becomes an unquoted integer literal.
-  type._stringify = (value: unknown) => BigInt(value as bigint | string);
+  type._stringify = (value: unknown) => writtenId(value);
   type[SNOWFLAKE_ID_MODE] = mode;
   return type;
 }
@@ -71,7 +71,7 @@ export function snowflakeIdAttribute<M extends SnowflakeColumnMode = 'bigint'>(
       return value === null || value === undefined ? value : readId(value, mode, name, READ_FIX);
     },
     set(this: Model, value: unknown) {
-      const stored = value === null || value === undefined ? value : BigInt(value as bigint | string);
+      const stored = value === null || value === undefined ? value : writtenId(value);
       this.setDataValue(name as never, stored);
     },
   };

@@ -1,5 +1,6 @@
 import { GeneratedIdNotFilledError, IdPrecisionLossError } from './generated-id.errors.js';
 import type { GeneratedIdJsType } from './generated-id.metadata.js';
+import { writtenId } from '../id-column.values.js';
 
 /** TypeORM's `ValueTransformer`, by shape. @internal */
 export interface IdValueTransformer {
@@ -16,7 +17,8 @@ const READ_FIX =
  * Converts what the driver returns (pg and mysql2 a decimal string, better-sqlite3 with safe integers a bigint) to
  * the property's declared JS type, and refuses a number that may already have been rounded.
  *
- * Writes pass through unchanged: pg, mysql2 and better-sqlite3 all bind strings and bigints exactly. TypeORM calls
+ * Writes pass through unchanged once checked (a rounded number, or a text that is not an ID, is refused): pg, mysql2
+ * and better-sqlite3 all bind strings and bigints exactly. TypeORM calls
  * `to` for every column of an INSERT, an absent value included, after the subscribers' `beforeInsert`: an absent ID
  * there means no subscriber is attached, which would otherwise end in the database's NOT NULL error.
  *
@@ -42,6 +44,9 @@ export function generatedIdTransformer(label: string, jsType: GeneratedIdJsType)
                 : value;
   const to = (value: unknown): unknown => {
     if (value === undefined) throw new GeneratedIdNotFilledError(label);
+    // What the app set, or a where clause compares with: checked, never written rounded or as another ID. An
+    // operator object or null goes to TypeORM as it is.
+    if (value !== null && typeof value !== 'object' && typeof value !== 'function') writtenId(value);
     return value;
   };
   return { to, from };
