@@ -158,12 +158,12 @@ export class PrismaIdFiller {
     for (const [field, target] of plan.relations) {
       if (out[field] === undefined) continue;
       const parent: ParentRow = { model, relationName: plan.relationNames.get(field), values };
-      out[field] = this.nestedWrites(target, out[field], slots, parent);
+      out[field] = this.nestedWrites(target, out[field], slots, parent, plan.listRelations.has(field));
     }
   }
 
   /** The nested-write object of a relation field, such as `{ create: [...], connect: {...} }`. */
-  private nestedWrites(target: string, writes: unknown, slots: Slot[], parent: ParentRow): unknown {
+  private nestedWrites(target: string, writes: unknown, slots: Slot[], parent: ParentRow, toMany: boolean): unknown {
     if (!isPlainObject(writes)) return writes;
     const out: Data = { ...writes };
     if (out.create !== undefined) {
@@ -193,24 +193,24 @@ export class PrismaIdFiller {
       });
     }
     if (out.update !== undefined) {
-      out.update = mapOneOrMany(out.update, (entry) => this.nestedUpdate(target, entry, slots));
+      out.update = mapOneOrMany(out.update, (entry) => this.nestedUpdate(target, entry, slots, toMany));
     }
     return out;
   }
 
   /**
-   * A nested `update` is `{ where, data }` on a to-many relation, and either that or the data itself on a
-   * to-one relation. It is the wrapper when it holds `data` (and maybe `where`) and the model has no field of
-   * either name.
+   * A nested `update` is `{ where, data }` on a to-many relation (a list field: whatever fields the related model
+   * has, `data Json` among them), and either that or the data itself on a to-one relation. There it is the wrapper
+   * when it holds `data` (and maybe `where`) and the model has no field of either name.
    */
-  private nestedUpdate(target: string, entry: unknown, slots: Slot[]): unknown {
+  private nestedUpdate(target: string, entry: unknown, slots: Slot[], toMany: boolean): unknown {
     if (!isPlainObject(entry)) return entry;
     const fields = this.plan.get(target)?.fieldNames;
     const keys = Object.keys(entry);
     const isWrapper =
       isPlainObject(entry.data) &&
       keys.every((k) => k === 'data' || k === 'where') &&
-      !keys.some((k) => fields?.has(k));
+      (toMany || !keys.some((k) => fields?.has(k)));
     return isWrapper
       ? { ...entry, data: this.updateData(target, entry.data, slots, whereOf(entry)) }
       : this.updateData(target, entry, slots);

@@ -17,6 +17,8 @@ export interface ModelPlan {
   readonly fieldNames: ReadonlySet<string>;
   /** Relation field → relation name, to find the back-relation of a nested create. */
   readonly relationNames: ReadonlyMap<string, string | undefined>;
+  /** The relation fields known to be lists (to-many), whose nested `update` is always `{ where, data }`. */
+  readonly listRelations: ReadonlySet<string>;
   /** Where the shard key of the model's IDs comes from, when they carry one. */
   readonly shard?: ShardPlan;
 }
@@ -139,6 +141,9 @@ export function buildIdPlan(client: ClientSchemaInfo, options: SnowflakePrismaOp
       relations: new Map(walked.map((f) => [f.name, f.type])),
       fieldNames: new Set(models.get(name)!.fields.map((f) => f.name)),
       relationNames: new Map(walked.map((f) => [f.name, f.relationName])),
+      listRelations: new Set(
+        walked.filter((f) => (f.isList ?? docs.get(name)?.get(f.name)?.isList) === true).map((f) => f.name),
+      ),
       ...(shard === undefined ? {} : { shard }),
     });
   }

@@ -6,10 +6,16 @@ import { buildIdPlan } from '../../../lib/orm/prisma/prisma-id.plan.js';
 describe('PrismaIdFiller', () => {
   const schema = `
     model Doc {
-      id    BigInt @id /// @GeneratedId
-      data  Json?
-      notes Note[]
-      meta  Meta?
+      id       BigInt  @id /// @GeneratedId
+      data     Json?
+      notes    Note[]
+      meta     Meta?
+      folderId BigInt?
+      folder   Folder? @relation(fields: [folderId], references: [id])
+    }
+    model Folder {
+      id   BigInt @id /// @GeneratedId
+      docs Doc[]
     }
     model Note {
       id    String @id /// @GeneratedId
@@ -59,6 +65,17 @@ describe('PrismaIdFiller', () => {
       data: { doc: { update: { data: json } } },
     });
     expect(direct).toEqual({ where: { id: 1n }, data: { doc: { update: { data: { notes: { create: {} } } } } } });
+  });
+
+  it('walks a to-many `update: { where, data }` whatever the related model’s fields, `data Json` among them', async () => {
+    const out = await filler().fill('Folder', 'update', {
+      where: { id: 1n },
+      data: { docs: { update: [{ where: { id: 2n }, data: { notes: { create: [{}] } } }] } },
+    });
+    expect(out).toEqual({
+      where: { id: 1n },
+      data: { docs: { update: [{ where: { id: 2n }, data: { notes: { create: [{ id: '101' }] } } }] } },
+    });
   });
 
   it('leaves values that are not plain objects alone: dates, class instances, arrays of scalars', async () => {
