@@ -20,7 +20,7 @@ import { heldHostLocks } from './process-workers.js';
  *   if it still holds this lock's token.
  * - **Holders in another PID namespace** (containers sharing the directory and the host name) cannot be checked by
  *   pid: each holder listens on a Unix socket beside the lock while it holds it (lock-beacon.ts), and such a holder
- *   is taken over only once its socket refuses a connection. One without a socket (a path too long for one) counts
+ *   is taken over only once its socket refuses a connection. One without a socket (none could be bound) counts
  *   as running, as a holder of another host name does. A worker thread ended by `worker.terminate()` runs no exit handler: where
  *   `/proc` shows threads (Linux) the next claimant sees the thread gone; elsewhere the lock lasts until its process
  *   exits.
