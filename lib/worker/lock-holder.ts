@@ -67,23 +67,19 @@ export function currentHolder(): LockHolder {
 }
 
 /**
- * Whether `holder` still runs. Errs towards `alive`: a lock is judged gone only on proof (no such process, another
- * boot, a pid or thread id that now names a process or thread started at another time). Without `/proc` (macOS) a
+ * Whether `holder` still runs. Errs towards `alive`: a lock is judged gone only on proof (no such process, a boot of
+ * this host before its last, a pid or thread id that now names a process or thread started at another time). Without `/proc` (macOS) a
  * worker thread of a live process counts as alive until its process exits.
  */
 export function holderState(holder: LockHolder, self: LockHolder = currentHolder()): HolderState {
   if (holder.hostname !== self.hostname) return 'foreign';
-  if (holder.bootId !== undefined && self.bootId !== undefined && holder.bootId !== self.bootId) {
-    // Another boot: this host's before a reboot, or another machine of the same host name sharing the directory (a
-    // network file system). A holder that took the lock since this host booted ran on another machine.
-    return tookLockSinceBoot(holder) ? 'foreign' : 'gone';
-  }
-  if (
-    holder.pidNamespace !== undefined &&
-    self.pidNamespace !== undefined &&
-    holder.pidNamespace !== self.pidNamespace
-  ) {
-    return 'unseen';
+  switch (unseenFrom(holder, self)) {
+    case 'before-boot':
+      return 'gone';
+    case 'machine':
+      return 'foreign';
+    case 'pid-namespace':
+      return 'unseen';
   }
   if (holder.pid === self.pid && sameStart(holder.processStart, self.processStart)) {
     if (holder.threadId === self.threadId) return 'this-thread';
@@ -104,14 +100,21 @@ export function holderState(holder: LockHolder, self: LockHolder = currentHolder
 export function holderElsewhere(holder: LockHolder): 'pid-namespace' | 'machine' | undefined {
   const self = currentHolder();
   if (holder.hostname !== self.hostname) return undefined;
+  const where = unseenFrom(holder, self);
+  return where === 'before-boot' ? undefined : where;
+}
+
+/**
+ * Why a holder of this host name cannot be judged by its pid: another boot ID (this host's before its last boot, or,
+ * when it took the lock since this host booted, another machine of the same host name sharing the directory over a
+ * network file system), or another PID namespace of this host; undefined when its pid can be checked.
+ */
+function unseenFrom(holder: LockHolder, self: LockHolder): 'before-boot' | 'machine' | 'pid-namespace' | undefined {
   if (holder.bootId !== undefined && self.bootId !== undefined && holder.bootId !== self.bootId) {
-    return tookLockSinceBoot(holder) ? 'machine' : undefined;
+    return tookLockSinceBoot(holder) ? 'machine' : 'before-boot';
   }
-  if (
-    holder.pidNamespace !== undefined &&
-    self.pidNamespace !== undefined &&
-    holder.pidNamespace !== self.pidNamespace
-  ) {
+  const { pidNamespace } = holder;
+  if (pidNamespace !== undefined && self.pidNamespace !== undefined && pidNamespace !== self.pidNamespace) {
     return 'pid-namespace';
   }
   return undefined;

@@ -6,62 +6,20 @@
  * is gone (the socket then refuses connections). Before the socket, the pid check judged such a holder gone and two
  * processes issued the same IDs.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { fileURLToPath } from 'node:url';
+import { AppProcess, HOST_LOCK_APP as SCRIPT } from './fixtures/host-lock-app-process.js';
 import type { SnowflakeModuleOptions } from '../../lib/module/snowflake.options.js';
 import { skipVisibly } from '../support/skip-notice.js';
 import { tempDirectory } from '../support/temp-dir.js';
 
-const SCRIPT = fileURLToPath(new URL('./fixtures/host-lock-app.mjs', import.meta.url));
 const UNSHARE = ['unshare', '--pid', '--fork', '--kill-child', '--mount-proc'];
-
-interface AppEvent {
-  event: 'ready' | 'error';
-  pid?: number;
-  name?: string;
-  message?: string;
-  problem?: string;
-}
 
 /** Whether this machine lets a test start a process in a PID namespace of its own (root, or user namespaces). */
 function canUnshare(): boolean {
   return spawnSync(UNSHARE[0], [...UNSHARE.slice(1), 'true'], { stdio: 'ignore' }).status === 0;
-}
-
-class App {
-  readonly first: Promise<AppEvent>;
-  readonly exited: Promise<number | null>;
-
-  constructor(private readonly child: ChildProcess) {
-    let stderr = '';
-    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    this.first = new Promise((resolve, reject) => {
-      let buffered = '';
-      child.stdout!.setEncoding('utf8');
-      child.stdout!.on('data', (chunk: string) => {
-        buffered += chunk;
-        const newline = buffered.indexOf('\n');
-        if (newline >= 0) resolve(JSON.parse(buffered.slice(0, newline)) as AppEvent);
-      });
-      child.once('exit', (code) => reject(new Error(`exited (${code}) before an event: ${stderr}`)));
-    });
-    this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
-  }
-
-  /** SIGTERM (outside a namespace of its own): the app closes and releases its worker ID. */
-  async close(): Promise<void> {
-    this.child.kill('SIGTERM');
-    await this.exited;
-  }
-
-  /** SIGKILL: in a namespace of its own, `unshare --kill-child` takes the app down with it. */
-  async kill(): Promise<void> {
-    this.child.kill('SIGKILL');
-    await this.exited;
-  }
 }
 
 if (!canUnshare()) {
@@ -73,7 +31,7 @@ if (!canUnshare()) {
 } else {
   // Directly under /tmp: a socket path must fit in 108 bytes, which the test run's own temp directories can exceed.
   const temp = tempDirectory('snowflake-ns-', '/tmp');
-  const apps: App[] = [];
+  const apps: AppProcess[] = [];
   let runs = 0;
 
   afterAll(async () => {
@@ -81,13 +39,13 @@ if (!canUnshare()) {
     temp.remove();
   });
 
-  function start(options: SnowflakeModuleOptions, ownNamespace: boolean): App {
+  function start(options: SnowflakeModuleOptions, ownNamespace: boolean): AppProcess {
     const command = [...(ownNamespace ? UNSHARE : []), process.execPath, SCRIPT, JSON.stringify(options)];
     const child = spawn(command[0], command.slice(1), {
       stdio: ['pipe', 'pipe', 'pipe'],
       env: { ...process.env, NODE_OPTIONS: '' },
     });
-    const app = new App(child);
+    const app = new AppProcess(child);
     apps.push(app);
     return app;
   }
@@ -156,7 +114,7 @@ if (!canUnshare()) {
         ['--mount', 'sh', '-c', script, process.execPath, SCRIPT, JSON.stringify({ workerId: 10, workerLock })],
         { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, NODE_OPTIONS: '' } },
       );
-      const elsewhere = new App(child);
+      const elsewhere = new AppProcess(child);
       apps.push(elsewhere);
       const refused = await elsewhere.first;
       expect(refused).toMatchObject({ event: 'error', name: 'WorkerIdInUseError' });
@@ -181,7 +139,7 @@ if (!canUnshare()) {
           [...UNSHARE.slice(1), 'sh', '-c', `${bind}exec "$0" "$@"`, process.execPath, SCRIPT, options],
           { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, NODE_OPTIONS: '' } },
         );
-        const holder = new App(holderChild);
+        const holder = new AppProcess(holderChild);
         apps.push(holder);
         expect(await holder.first).toMatchObject({ event: 'ready', workerId: 11 });
         const workerLock = { dir: shared };

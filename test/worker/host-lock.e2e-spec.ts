@@ -5,64 +5,15 @@
  * killed with SIGKILL, its thread terminated) the next one starts, and of several racing for a dead holder's lock
  * exactly one wins. A ceiling file is locked too: a second process on it is refused.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { AppProcess, HOST_LOCK_APP as SCRIPT, type AppEvent } from './fixtures/host-lock-app-process.js';
 import type { SnowflakeModuleOptions } from '../../lib/module/snowflake.options.js';
 import { tempDirectory } from '../support/temp-dir.js';
 
-const SCRIPT = fileURLToPath(new URL('./fixtures/host-lock-app.mjs', import.meta.url));
 const temp = tempDirectory('snowflake-host-lock-');
 let runs = 0;
-
-interface AppEvent {
-  event: 'ready' | 'error';
-  pid?: number;
-  threadId?: number;
-  workerId?: number;
-  name?: string;
-  message?: string;
-  problem?: string;
-  holder?: { pid: number; threadId: number; lockFile: string };
-}
-
-/** An app in a child process: its first event (ready or error), and how it ends. */
-class AppProcess {
-  readonly first: Promise<AppEvent>;
-  readonly exited: Promise<number | null>;
-  private stderr = '';
-
-  constructor(private readonly child: ChildProcess) {
-    this.first = new Promise((resolve, reject) => {
-      let buffered = '';
-      child.stdout!.setEncoding('utf8');
-      child.stdout!.on('data', (chunk: string) => {
-        buffered += chunk;
-        const newline = buffered.indexOf('\n');
-        if (newline >= 0) resolve(JSON.parse(buffered.slice(0, newline)) as AppEvent);
-      });
-      child.once('exit', (code) => reject(new Error(`exited (${code}) before an event: ${this.stderr}`)));
-    });
-    child.stderr!.on('data', (chunk: Buffer) => (this.stderr += chunk.toString()));
-    this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
-  }
-
-  get pid(): number {
-    return this.child.pid!;
-  }
-
-  /** A graceful stop: SIGTERM, the app closes and releases its worker ID. */
-  async close(): Promise<void> {
-    this.child.kill('SIGTERM');
-    await this.exited;
-  }
-
-  async kill(): Promise<void> {
-    this.child.kill('SIGKILL');
-    await this.exited;
-  }
-}
 
 const running: AppProcess[] = [];
 const threads: Worker[] = [];
