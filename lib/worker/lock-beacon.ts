@@ -100,7 +100,8 @@ export async function sweepBeacons(lockPath: string, ownToken: string): Promise<
     const match = /^([0-9a-f]{8})\.sock$/.exec(name.slice(prefix.length));
     if (!name.startsWith(prefix) || match === null || ownToken.startsWith(match[1])) continue;
     const path = join(dirname(lockPath), name);
-    if (!isOwnersSocket(path, path)) continue;
+    // Any user's socket of this lock's naming that refuses: only this lock's claimants bind such names.
+    if (!isSocket(path)) continue;
     if (await viaDirectory(path, (short) => refusedAt(short)).catch(() => false)) quietly(() => unlinkSync(path));
   }
 }
@@ -124,6 +125,14 @@ function isOwnersSocket(path: string, ownerOf: string): boolean {
   try {
     const socket = lstatSync(path);
     return socket.isSocket() && socket.uid === lstatSync(ownerOf).uid;
+  } catch {
+    return false;
+  }
+}
+
+function isSocket(path: string): boolean {
+  try {
+    return lstatSync(path).isSocket();
   } catch {
     return false;
   }
