@@ -124,7 +124,8 @@ export function shardInLayout(layout: { readonly shardBits: number }, key: Shard
  * @internal
  */
 export function shardFieldOf(layout: { readonly shardBits: number }, options: NextIdOptions): bigint {
-  if (!Object.hasOwn(options, 'shardKey')) return 0n;
+  // `in`, not an own property: a key may come from a getter of the options' class.
+  if (!('shardKey' in options)) return 0n;
   const key = options.shardKey;
   if (key === undefined || key === null) {
     throw new InvalidShardKeyError(

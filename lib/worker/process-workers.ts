@@ -1,4 +1,5 @@
 import type { LoggerService } from '@nestjs/common';
+import { systemClock } from '../core/clock.js';
 import { WorkerIdInUseError } from '../core/errors.js';
 
 /**
@@ -18,6 +19,11 @@ interface ProcessWorkers {
    * fake clock stands apart, so a test may start an app in the past after another ran on the real clock).
    */
   staticMarks?: WeakMap<object, Map<string, number>>;
+  /**
+   * The key the system clock's marks are kept under: each copy of the library has a system clock object of its own,
+   * and all of them read the one clock of the process, so an app of one copy continues above the IDs of another's.
+   */
+  systemClockKey?: object;
   /** The highest timestamp (the layout's ms) this process issued under a leased ID it no longer holds, by record key. */
   marks: Map<string, number>;
   /** Leased IDs held now, by record key: their last issued timestamp, read when asked. */
@@ -76,7 +82,13 @@ export function heldHostLocks(): Map<string, () => void> {
  * continues above it instead of repeating that generator's IDs.
  */
 export function staticHighWaterMs(clock: object, datacenterId: number, workerId: number): number {
-  return workers().staticMarks?.get(clock)?.get(`${datacenterId}:${workerId}`) ?? -1;
+  const all = workers();
+  return all.staticMarks?.get(markKey(all, clock))?.get(`${datacenterId}:${workerId}`) ?? -1;
+}
+
+/** Where the marks of `clock` are kept: the system clock of every copy of the library under one key. */
+function markKey(all: ProcessWorkers, clock: object): object {
+  return clock === systemClock ? (all.systemClockKey ??= {}) : clock;
 }
 
 /**
@@ -86,10 +98,11 @@ export function staticHighWaterMs(clock: object, datacenterId: number, workerId:
 export function noteStaticHighWaterMs(clock: object, datacenterId: number, workerId: number, lastMs: number): void {
   const all = workers();
   const byClock = (all.staticMarks ??= new WeakMap());
-  let marks = byClock.get(clock);
-  if (marks === undefined) byClock.set(clock, (marks = new Map<string, number>()));
-  const key = `${datacenterId}:${workerId}`;
-  if (lastMs > (marks.get(key) ?? -1)) marks.set(key, lastMs);
+  const key = markKey(all, clock);
+  let marks = byClock.get(key);
+  if (marks === undefined) byClock.set(key, (marks = new Map<string, number>()));
+  const worker = `${datacenterId}:${workerId}`;
+  if (lastMs > (marks.get(worker) ?? -1)) marks.set(worker, lastMs);
 }
 
 /**

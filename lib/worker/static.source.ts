@@ -1,4 +1,6 @@
+import type { Clock } from '../core/clock.js';
 import { SnowflakeConfigError } from '../core/errors.js';
+import { msAtTicks, ticksAtMs, type TimeFrame } from '../core/time-units.js';
 import { lockWorkerId, type WorkerLockSettings } from './worker-lock.js';
 import type { WorkerAssignment, WorkerIdSource, WorkerSourceContext } from './worker-source.js';
 
@@ -29,8 +31,9 @@ export class StaticWorkerSource implements WorkerIdSource {
     // Stopped while the lock was being taken: it is not kept.
     if (this.stopped) unlock();
     else this.unlock = unlock;
+    const floor = this.lock === null ? -1 : await startAfterHandover(context.layout, context.clock);
     context.logger.log(`Using ${this.kind} worker ID ${this.workerId} (datacenter ${this.datacenterId})`);
-    return this.assignment;
+    return { ...this.assignment, floor };
   }
 
   stop(): Promise<void> {
@@ -47,6 +50,28 @@ export class StaticWorkerSource implements WorkerIdSource {
   whenReady(): Promise<void> {
     return Promise.resolve();
   }
+}
+
+/**
+ * The floor of a worker ID taken through the host lock: the time unit the lock was taken in, waited out. The holder
+ * before (a process restarted on the host, a worker thread the lock passed to) may have issued in that very unit, and
+ * nothing records how far its sequence went, so this holder starts in the next one: a wait of at most one time unit
+ * at boot (1 ms by default, 10 ms on `js-safe`). A clock set back across the handover is the ceiling file's to cover.
+ * A clock that stands still (a test's fixed clock, whose time the test moves itself) gets no floor: it reads no
+ * machine's time that another holder shared.
+ */
+async function startAfterHandover(frame: TimeFrame, clock: Clock): Promise<number> {
+  const takenAtMs = clock.now();
+  const takenIn = ticksAtMs(frame, takenAtMs);
+  await sleep(1);
+  if (clock.now() === takenAtMs) return -1;
+  const leftMs = msAtTicks(frame, takenIn + 1) - clock.now();
+  if (leftMs > 0) await sleep(Math.ceil(leftMs));
+  return takenIn;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /**

@@ -186,6 +186,18 @@ describe('next({ shardKey })', () => {
     expect(() => generator.next({ shardKey: 1.5 })).toThrow(InvalidShardKeyError);
   });
 
+  it('reads a key given by a getter of the options’ class, as it reads an own property', () => {
+    class OrderIdRequest {
+      constructor(private readonly user: string) {}
+      get shardKey(): string {
+        return this.user;
+      }
+    }
+    const generator = new SnowflakeGenerator({ layout: sharded, clock: new FakeClock(START) });
+    expect(codec.shardOf(generator.next(new OrderIdRequest('user-1')))).toBe(shardOfKey('user-1', 4));
+    expect(shardOfKey('user-1', 4)).not.toBe(0);
+  });
+
   it('refuses a key on a layout without a shard field, saying which layout has one', () => {
     const generator = new SnowflakeGenerator({ layout: resolveLayout('default', START), clock: new FakeClock(START) });
     expect(() => generator.next({ shardKey: 'user-1' })).toThrow(/no shard field.*'sharded' preset/);
