@@ -177,6 +177,25 @@ describe('known holes, as scripted schedules', () => {
     expect(before.violation?.kind).toBe('duplicate');
   });
 
+  // The same hole as production meets it: the whole fleet redeployed (`Recreate`) with tight clock numbers onto other
+  // machines whose clocks agree with Redis's, after running 100 ms ahead of it, the free records deleted in between.
+  it('a fleet redeployed with tight clock numbers after its records were deleted issues above the old fleet', async () => {
+    const ahead = [0, 1, 2, 3].map(() => ({ skewMs: 100 }));
+    const faults: Fault[] = [
+      { at: 14_000, kind: 'redeploy', offsets: [0, 0, 0, 0], downMs: 20, ttlMs: 3_000, clocks: 'tight', skews: [-500] },
+      { at: 14_010, kind: 'delete', keys: [3, 4, 5, 6] },
+    ];
+    const redeployed = { ...schedule(faults, ahead), seed: 2 };
+    const result = await runSchedule(redeployed, { trace: true });
+    if (result.violation !== undefined) throw new Error(explain(result));
+    // The new processes waited past the old contract's bound before they took the IDs whose records were gone.
+    expect(result.timeline.some((line) => /h\d#2 claim ran: \["wait",\d+,/.test(line))).toBe(true);
+    expect(result.timeline.filter((line) => /h\d#2 claim ran: \["ok",\d,-1,/.test(line))).toHaveLength(4);
+
+    const before = await runSchedule(redeployed, { bug: 'contract-margin-unchecked' });
+    expect(before.violation?.kind).toMatch(/order|duplicate/);
+  });
+
   // The same hole's rule after a loss (no failure before the fix is shown here: whether the fleet meets one of the
   // canary's IDs again is a matter of the very millisecond): the canary's own renewal takes its ID back into the flushed data and records its
   // contract (the one the marker wrote for it was provisional), so the fleet, back after the rollback, still waits for

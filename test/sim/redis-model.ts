@@ -84,6 +84,8 @@ export class RedisModel {
   private data = new Map<string, Value>();
   /** When each key was last read or written, in commands run (for eviction in LRU order). */
   private readonly usedAt = new Map<string, number>();
+  /** When each key was last read or written (true ms), or loaded by a restart: its idle time, as Redis's LRU clock keeps it. */
+  private readonly usedAtMs = new Map<string, number>();
   runId: string;
   replId: string;
   /** Server clock minus the simulation's true time (ms); the server's `TIME` is `trueNow() + clockOffsetMs`. */
@@ -192,6 +194,19 @@ export class RedisModel {
     return victims;
   }
 
+  /**
+   * `maxmemory-policy allkeys-lru` above `maxmemory` with many other keys (the app's): what Redis evicts is whatever has
+   * been idle longest among all of them, so the namespace loses every key idle for `idleMs` or more, where `idleMs` is
+   * how long the app's own keys stay. A free ID's record (nothing reads it) goes once it has been idle that long, while
+   * keys every claim and renewal touch stay.
+   */
+  evictIdle(idleMs: number): string[] {
+    const now = this.trueNow();
+    const victims = [...this.data.keys()].filter((key) => now - (this.usedAtMs.get(key) ?? -Infinity) >= idleMs);
+    if (victims.length > 0) this.deleteKeys(victims.sort(cmp));
+    return victims;
+  }
+
   deleteKeys(keys: readonly string[]): number {
     this.version++;
     let deleted = 0;
@@ -219,6 +234,9 @@ export class RedisModel {
     this.version++;
     this.data = new Map();
     if (from !== undefined) for (const [key, value] of from.data) this.data.set(key, copyValue(value));
+    // A key loaded from a snapshot counts as used when it was loaded.
+    const now = this.trueNow();
+    for (const key of this.data.keys()) this.usedAtMs.set(key, now);
   }
 
   // ---- scripts ---------------------------------------------------------------------------------------------------
@@ -235,7 +253,10 @@ export class RedisModel {
     const name = args[0].toUpperCase();
     const key = args[1];
     if (!READ_ONLY_COMMANDS.has(name)) this.version++;
-    if (key !== undefined && name !== 'INFO') this.usedAt.set(key, this.counts.commands);
+    if (key !== undefined && name !== 'INFO') {
+      this.usedAt.set(key, this.counts.commands);
+      this.usedAtMs.set(key, this.trueNow());
+    }
     switch (name) {
       case 'TIME': {
         const micros = Math.floor((this.trueNow() + this.clockOffsetMs) * 1000);

@@ -68,13 +68,17 @@ export const FAULT_KINDS: Fault['kind'][] = [
   'rollback',
   'redis-clock',
   'reconfigure',
+  'redeploy',
+  'pressure',
 ];
 
 /** Kinds drawn after every other part of a schedule (see {@link scheduleArbitrary}), not by {@link faultArbs}. */
-const DRAWN_LAST: readonly Fault['kind'][] = ['redis-clock', 'reconfigure'];
+const DRAWN_LAST: readonly Fault['kind'][] = ['redis-clock', 'reconfigure', 'redeploy', 'pressure'];
 
 /** The TTLs a canary (`reconfigure`) runs with: shorter and longer than the fleet's 3 s, and the contract with them. */
 const CANARY_TTLS_MS = [2000, 4000];
+/** The TTLs a whole fleet is redeployed with (`redeploy`): the fleet's own too, with either clock numbers. */
+const REDEPLOY_TTLS_MS = [2000, 3000, 4000];
 
 const faultArbs: fc.Arbitrary<Fault>[] = [
   fc.record({ at, kind: fc.constant('kill' as const), holder, downMs: fc.integer({ min: 0, max: 8000 }) }),
@@ -169,12 +173,14 @@ export function scheduleArbitrary(options: { rollbacks?: boolean; mix?: FaultMix
     const arbs = FAULT_KINDS.filter((kind) => !DRAWN_LAST.includes(kind)).map((kind, i) =>
       kind === 'rollback' ? rollbackArb : kind === 'failover' && sentinels ? failoverArb(true) : faultArbs[i],
     );
-    const fault = fc.oneof(...arbs.filter((_, i) => allowed.includes(FAULT_KINDS[i])));
-    return fc.array(fault, { maxLength: options.mix?.maxFaults ?? 12 });
+    const kinds = arbs.filter((_, i) => allowed.includes(FAULT_KINDS[i]));
+    // A mix of only kinds drawn last has none here.
+    if (kinds.length === 0) return fc.constant<Fault[]>([]);
+    return fc.array(fc.oneof(...kinds), { maxLength: options.mix?.maxFaults ?? 12 });
   };
   // Drawn last, so that they leave every other draw of a seed as it was. The Redis clocks: the skew of each host that
   // serves the namespace in turn, and up to two steps of the serving one, each as a fraction (in 1/500ths, either
-  // way) of the band a schedule's holders leave them (redisClockBandMs). And at most one canary.
+  // way) of the band a schedule's holders leave them (redisClockBandMs). And at most one canary, one redeploy and one spell of memory pressure.
   const fraction = fc.integer({ min: -500, max: 500 });
   const upTo = <T>(kind: Fault['kind'], arb: fc.Arbitrary<T>, maxLength: number) =>
     allowed.includes(kind) ? fc.array(arb, { maxLength }) : fc.constant<T[]>([]);
@@ -193,6 +199,29 @@ export function scheduleArbitrary(options: { rollbacks?: boolean; mix?: FaultMix
       }),
       1,
     ),
+    redeploys: upTo(
+      'redeploy',
+      fc.record({
+        at,
+        kind: fc.constant('redeploy' as const),
+        offsets: fc.array(fc.integer({ min: 0, max: 400 }), { minLength: 4, maxLength: 4 }),
+        downMs: fc.integer({ min: 0, max: 400 }),
+        ttlMs: fc.constantFrom(...REDEPLOY_TTLS_MS),
+        clocks: fc.constantFrom<CanaryClocks>('derived', 'narrow', 'tight'),
+        skews: fc.array(fraction, { minLength: 4, maxLength: 4 }),
+      }),
+      1,
+    ),
+    pressures: upTo(
+      'pressure',
+      fc.record({
+        at,
+        kind: fc.constant('pressure' as const),
+        ms: fc.integer({ min: 100, max: 8000 }),
+        idleMs: fc.integer({ min: 20, max: 3000 }),
+      }),
+      1,
+    ),
   });
   const sentinels = options.mix?.sentinels === undefined ? fc.boolean() : fc.constant(options.mix.sentinels);
   return fc
@@ -206,14 +235,14 @@ export function scheduleArbitrary(options: { rollbacks?: boolean; mix?: FaultMix
       withSentinels: sentinels.chain((on) => fc.record({ sentinels: fc.constant(on), faults: faultsFor(on) })),
       drawnLast,
     })
-    .map(({ withSentinels, drawnLast: { skews, steps, canaries }, ...rest }) => {
+    .map(({ withSentinels, drawnLast: { skews, steps, canaries, redeploys, pressures }, ...rest }) => {
       const band = redisClockBandMs(rest.holders);
       const ms = (fraction: number) => Math.round((fraction * band) / 500);
       const clockSteps = steps.map(({ at, to }): Fault => ({ at, kind: 'redis-clock', toMs: ms(to) }));
       return {
         ...rest,
         ...withSentinels,
-        faults: [...withSentinels.faults, ...clockSteps, ...canaries],
+        faults: [...withSentinels.faults, ...clockSteps, ...canaries, ...redeploys, ...pressures],
         redisSkewsMs: skews.map(ms),
       };
     });

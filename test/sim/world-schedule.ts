@@ -77,6 +77,11 @@ export type Fault =
    */
   | { at: number; kind: 'evict'; count: number; pressureMs?: number }
   /**
+   * `maxmemory-policy allkeys-lru` above `maxmemory` for `ms`, with the app's own keys beside the namespace's: at every
+   * step, each of the namespace's keys idle for `idleMs` or more is evicted (the app's keys live about that long).
+   */
+  | { at: number; kind: 'pressure'; ms: number; idleMs: number }
+  /**
    * Sentinel promotes the replica, which lags `lagMs` behind the primary: the writes of the last `lagMs` (scripts that
    * already answered) are lost, and the promoted process has its own run_id and replication ID. The holders in
    * `stale` were told the old primary (a Sentinel view that lags, a connection that stays up) and keep using it
@@ -105,7 +110,27 @@ export type Fault =
    * A canary: the holder's process shuts down and one with another contract (`ttlMs`, and the fence margin and clock
    * bounds derived from it) starts in its place at once; when the faults stop, it is rolled back to the fleet's.
    */
-  | { at: number; kind: 'reconfigure'; holder: number; ttlMs: number; layout?: CanaryLayout; clocks?: CanaryClocks };
+  | { at: number; kind: 'reconfigure'; holder: number; ttlMs: number; layout?: CanaryLayout; clocks?: CanaryClocks }
+  /**
+   * A redeploy of the whole fleet with another contract (`ttlMs`, clock numbers), with Kubernetes's `Recreate`
+   * strategy: process i shuts down gracefully at `at + offsets[i]`, and `downMs` after the last of them the processes
+   * with the new contract start; when the faults stop, each is
+   * rolled back to the fleet's, as a canary is. With every lease released, the namespace takes the new contract at
+   * once (guarantee 8), so a narrower contract meets the IDs the old one left, with whatever lead its clocks allowed.
+   */
+  | {
+      at: number;
+      kind: 'redeploy';
+      offsets: number[];
+      downMs: number;
+      ttlMs: number;
+      clocks: CanaryClocks;
+      /**
+       * The redeployed processes run on other machines: process i's wall clock is off the serving Redis host's by
+       * `skews[i]` 500ths of what the new contract's clock bound allows (see {@link redeployedSkewMs}).
+       */
+      skews: number[];
+    };
 
 /**
  * The layout a canary runs with ({@link CANARY_LAYOUTS}): the fleet's, or one whose IDs lie among the fleet's (an
@@ -163,19 +188,20 @@ export interface Schedule {
  * fleet stopped gracefully must wait out the old holders' lead before it hands out an ID whose record is gone
  * (guarantee 7): its own margin does not cover a lead the old contract allowed.
  */
-export type CanaryClocks = 'derived' | 'narrow';
+export type CanaryClocks = 'derived' | 'narrow' | 'tight';
 
-const NARROW_CLOCKS = { fenceMarginMs: 150, clockBackToleranceMs: 20 };
+/** Clock numbers set explicitly: `narrow` a clock bound of 63 ms, `tight` one of 15 ms (the fleet's is 148). */
+const EXPLICIT_CLOCKS = {
+  narrow: { fenceMarginMs: 150, clockBackToleranceMs: 20 },
+  tight: { fenceMarginMs: 40, clockBackToleranceMs: 5 },
+};
 
 /** The simulated processes' lease settings with the simulator's TTL (another `ttlMs`, or clock numbers, for a canary). */
 export function simSettings(ttlMs = TTL_MS, layout = LAYOUT, clocks: CanaryClocks = 'derived'): LeaseSettings {
   const options = { url: 'redis://sim', namespace: 'sim', ttlMs, retryBackoffMs: 100 };
   if (clocks === 'derived') return resolveLeaseSettings(options, layout);
-  return resolveLeaseSettings(
-    { ...options, fenceMarginMs: NARROW_CLOCKS.fenceMarginMs },
-    layout,
-    NARROW_CLOCKS.clockBackToleranceMs,
-  );
+  const { fenceMarginMs, clockBackToleranceMs } = EXPLICIT_CLOCKS[clocks];
+  return resolveLeaseSettings({ ...options, fenceMarginMs }, layout, clockBackToleranceMs);
 }
 
 /** What a holder's measured offset from a Redis clock may carry on a healthy link: half a round trip of up to 8 ms. */
@@ -185,6 +211,23 @@ const OFFSET_ERROR_ALLOWANCE_MS = 10;
 const FLEET_CLOCK_BOUND_MS = simSettings().maxClockOffsetMs;
 /** The widest fence margin a canary runs with (its TTL at most 4 s). */
 const CANARY_MARGIN_MS = simSettings(4000).fenceMarginMs;
+
+/**
+ * The wall clock of a process a `redeploy` moved to another machine: off the serving Redis host's clock by `fraction`
+ * 500ths (either way) of the new contract's clock bound less the measurement allowance, so that it issues; and, like
+ * every holder's, no farther from the true time than leaves the schedule's Redis clocks their band.
+ */
+export function redeployedSkewMs(
+  holders: readonly HolderSpec[],
+  redisOffsetMs: number,
+  settings: LeaseSettings,
+  fraction: number,
+): number {
+  const within = Math.max(0, settings.maxClockOffsetMs - OFFSET_ERROR_ALLOWANCE_MS);
+  const farthest = FLEET_CLOCK_BOUND_MS - OFFSET_ERROR_ALLOWANCE_MS - redisClockBandMs(holders);
+  const skew = redisOffsetMs + Math.round((fraction * within) / 500);
+  return Math.max(-farthest, Math.min(farthest, skew));
+}
 
 /**
  * How far from the true time (either way) a schedule's Redis clocks may be: so that any two agree within

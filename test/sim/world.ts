@@ -56,6 +56,7 @@ import {
   START,
   TTL_MS,
   livenessBoundMs,
+  redeployedSkewMs,
   simSettings,
   type CanaryClocks,
   type Fault,
@@ -135,6 +136,8 @@ interface Holder {
   canaryLayout: Layout | undefined;
   /** The canary's clock numbers (derived from its TTL unless the fault names narrow ones). */
   canaryClocks: CanaryClocks | undefined;
+  /** A `redeploy` moved the holder to another machine: its next process runs on a clock this far off the true time. */
+  movedSkewMs: number | undefined;
 }
 
 interface SimProcess {
@@ -209,6 +212,8 @@ class World {
   private redisDownUntil = 0;
   /** Until when Redis stays above its `maxmemory` (an `evict` fault's `pressureMs`): one key evicted every step. */
   private pressureUntil = 0;
+  /** A `pressure` fault under way: until when, and how long a key may stay idle. */
+  private idlePressure = { until: 0, idleMs: 0 };
   private violation: Violation | undefined;
   private idCount = 0;
   private healed = false;
@@ -241,6 +246,7 @@ class World {
       canaryTtlMs: undefined,
       canaryLayout: undefined,
       canaryClocks: undefined,
+      movedSkewMs: undefined,
     }));
     const keys = leaseKeys(simSettings(), 0);
     this.keyNames = [keys.meta, keys.cursor, keys.expiry, ...range(ID_COUNT).map((i) => keys.recordPrefix + i)];
@@ -289,6 +295,7 @@ class World {
       }
       if (!this.healed && t >= this.schedule.faultWindowMs) this.heal();
       if (t < this.pressureUntil && !this.healed) this.evictUnderPressure();
+      if (t < this.idlePressure.until && !this.healed) this.evictIdle();
       for (const holder of this.holders) {
         if (holder.restartAt !== undefined && holder.restartAt <= t && !this.isPaused(holder)) this.start(holder);
         this.issue(holder);
@@ -332,6 +339,11 @@ class World {
 
   private start(holder: Holder): void {
     holder.restartAt = undefined;
+    if (holder.movedSkewMs !== undefined) {
+      // Another machine, another clock: the old one's steps and rate go with the old machine.
+      holder.clock = new SimClock(() => this.time.now(), holder.movedSkewMs);
+      holder.movedSkewMs = undefined;
+    }
     const name = `h${holder.slot}#${++holder.incarnation}`;
     const layout = holder.canaryLayout ?? LAYOUT;
     const settings = simSettings(holder.canaryTtlMs ?? holder.spec.ttlMs ?? TTL_MS, layout, holder.canaryClocks);
@@ -774,6 +786,31 @@ class World {
         holder!.canaryClocks = fault.clocks;
         this.stop(holder!, 'shutdown', 0);
         return;
+      case 'pressure':
+        this.idlePressure = {
+          until: Math.max(this.idlePressure.until, this.t + fault.ms),
+          idleMs: fault.idleMs,
+        };
+        return;
+      case 'redeploy': {
+        // Recreate, as a Deployment of that strategy does it: the new processes start once every old one has stopped.
+        const offsetOf = (i: number) => fault.offsets[i % fault.offsets.length];
+        const lastStop = Math.max(...this.holders.map((_, i) => offsetOf(i)));
+        this.holders.forEach((h, i) =>
+          later(offsetOf(i), () => {
+            // A part that falls after the faults stopped is not deployed: the fleet is back on its own contract.
+            if (this.healed) return;
+            h.canaryTtlMs = fault.ttlMs;
+            h.canaryLayout = LAYOUT;
+            h.canaryClocks = fault.clocks;
+            const settings = simSettings(fault.ttlMs, LAYOUT, fault.clocks);
+            const fraction = fault.skews[i % fault.skews.length];
+            h.movedSkewMs = redeployedSkewMs(this.schedule.holders, this.model.clockOffsetMs, settings, fraction);
+            this.stop(h, 'shutdown', lastStop - offsetOf(i) + fault.downMs);
+          }),
+        );
+        return;
+      }
       case 'pause':
       case 'suspend': {
         const h = holder!;
@@ -932,6 +969,12 @@ class World {
       this.whenRunning(holder, () => void process.ids.onApplicationShutdown().catch(() => undefined));
     }
     holder.restartAt = this.t + downMs;
+  }
+
+  /** One step of a server above its `maxmemory` among the app's keys: every key idle longer than they live goes. */
+  private evictIdle(): void {
+    const evicted = this.model.evictIdle(this.idlePressure.idleMs);
+    if (evicted.length > 0) this.log(`evicted idle under pressure: ${evicted.join(', ')}`);
   }
 
   /** One step of a server above its `maxmemory`: the key used longest ago goes. */
