@@ -13,13 +13,30 @@ export function table(rows: Record<string, unknown>[]): string {
 }
 
 export function json(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) => (typeof v === 'bigint' ? v.toString() : v), 2);
+  const written = JSON.stringify(value, (_key, v: unknown) => (typeof v === 'bigint' ? v.toString() : v), 2);
+  // JSON escapes C0 itself; DEL, C1 and the separators it leaves raw are escaped too (`\u009b` is a CSI).
+  return written.replace(/[\u007f-\u009f\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 function text(value: unknown): string {
   if (value === null || value === undefined) return '';
   if (value instanceof Date) return value.toISOString();
-  if (typeof value === 'string') return value;
+  if (typeof value === 'string') return printable(value);
   if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') return value.toString();
   return json(value);
+}
+
+/** Control characters (C0, DEL, C1) and the line and paragraph separators. */
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
+
+/**
+ * Text from Redis as a terminal shows it safely: a host name or configuration is data anyone with write access to
+ * Redis chose, so an escape sequence (a window title, colours, the cursor moved up) or a line break (a forged row)
+ * is printed as `\xNN` or `\uNNNN` rather than acted on.
+ */
+export function printable(value: string): string {
+  return value.replace(CONTROL, (c) => {
+    const code = c.charCodeAt(0);
+    return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
+  });
 }

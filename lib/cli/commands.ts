@@ -113,5 +113,11 @@ async function readLeases(redis: import('ioredis').Redis, args: CliArgs): Promis
 
 function ceilingOf(record: Record<string, string>): string {
   const ceiling = Math.max(Number(record.ceiling ?? -1), Number(record.noted ?? -1));
-  return ceiling < 0 ? '' : new Date(ceiling).toISOString();
+  if (Number.isNaN(ceiling)) return '(invalid)';
+  if (ceiling < 0) return '';
+  // One record's corrupt value shows as such; the table of every other lease is still printed.
+  return Number.isFinite(ceiling) && ceiling <= MAX_DATE_MS ? new Date(ceiling).toISOString() : '(invalid)';
 }
+
+/** The latest time a Date holds (ECMAScript: 8.64e15 ms after 1970). */
+const MAX_DATE_MS = 8.64e15;

@@ -59,7 +59,7 @@ function convertContents(value: unknown, seen: WeakMap<object, unknown>): unknow
   let copy: Record<string, unknown> | undefined;
   for (const key of Array.isArray(value) ? value.keys() : Object.keys(value)) {
     const converted = convert(source[key], String(key), seen);
-    if (converted !== source[key]) (copy ??= shallowCopy(source))[key] = converted;
+    if (converted !== source[key]) defineOwn((copy ??= shallowCopy(source)), key, converted);
   }
   seen.set(value, copy ?? value);
   return copy ?? value;
@@ -71,7 +71,19 @@ function convertContents(value: unknown, seen: WeakMap<object, unknown>): unknow
  */
 function shallowCopy<T extends object>(value: T): T {
   if (Array.isArray(value)) return value.slice() as T;
-  return Object.assign(Object.create(Object.getPrototypeOf(value) as object | null) as T, value);
+  const copy = Object.create(Object.getPrototypeOf(value) as object | null) as T;
+  for (const key of Reflect.ownKeys(value)) {
+    if (Object.getOwnPropertyDescriptor(value, key)?.enumerable) defineOwn(copy, key, value[key as keyof T]);
+  }
+  return copy;
+}
+
+/**
+ * Writes an own data property: never through a setter, so an own `__proto__` key of a parsed JSON body stays a key
+ * (an assignment would set the copy's prototype to it and drop the key).
+ */
+function defineOwn(target: object, key: PropertyKey, value: unknown): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
 function hasToJSON(value: unknown): value is { toJSON(key: string): unknown } {

@@ -1,3 +1,4 @@
+import type { TransformFnParams } from 'class-transformer';
 import { ANY_64_BITS, parseId } from '../core/codec.js';
 import { describeInput, kindOf } from '../core/describe-input.js';
 import { InvalidSnowflakeError } from '../core/errors.js';
@@ -67,5 +68,51 @@ function isUnread(value: unknown): value is UnreadSnowflakeId {
   } catch {
     // A revoked Proxy throws on `instanceof`: it is not what the transform left.
     return false;
+  }
+}
+
+/**
+ * The field's value as the client sent it. With `enableImplicitConversion`, class-transformer converts a field to its
+ * declared type before any `@Transform` runs: a JSON number rounded beyond 2^53 becomes an all-digit string, which a
+ * `string` field would take for an ID. So the value is read from the source object wherever the field is there.
+ *
+ * @internal
+ */
+export function sentValue({ value, obj, key }: Pick<TransformFnParams, 'value' | 'obj' | 'key'>): unknown {
+  if (obj === null || typeof obj !== 'object' || !Object.hasOwn(obj, key)) return value;
+  return (obj as Record<string, unknown>)[key];
+}
+
+/**
+ * A JSON number that cannot be an exact ID (beyond 2^53, or with a fraction), put back in place of what implicit
+ * conversion made of it (`"1234567890123456800"`), so that the check refuses it; anything else as converted.
+ *
+ * @internal
+ */
+export function keepInexactNumbers(params: Pick<TransformFnParams, 'value' | 'obj' | 'key'>): unknown {
+  const sent = sentValue(params);
+  const inexact = (item: unknown) => typeof item === 'number' && !Number.isSafeInteger(item);
+  const { value } = params;
+  if (inexact(sent)) return sent;
+  if (Array.isArray(sent) && Array.isArray(value) && sent.length === value.length) {
+    return sent.some(inexact) ? value.map((item: unknown, i) => (inexact(sent[i]) ? sent[i] : item)) : value;
+  }
+  return value;
+}
+
+/**
+ * A `bigint` field is recorded as holding any value (`design:type` `Object`): with `enableImplicitConversion`,
+ * class-transformer would otherwise build it with `new BigInt()`, which throws for every input ("BigInt is not a
+ * constructor"), a 500. The ID decorators read and check the value themselves.
+ *
+ * @internal
+ */
+export function leaveUnconverted(target: object, property: string | symbol): void {
+  const reflect = Reflect as {
+    getMetadata?: typeof Reflect.getMetadata;
+    defineMetadata?: typeof Reflect.defineMetadata;
+  };
+  if (reflect.getMetadata?.('design:type', target, property) === BigInt) {
+    reflect.defineMetadata?.('design:type', Object, target, property);
   }
 }

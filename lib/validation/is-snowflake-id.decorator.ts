@@ -1,9 +1,14 @@
+import { Transform } from 'class-transformer';
 import { registerDecorator, type ValidationOptions } from 'class-validator';
 import type { SnowflakeIdForm } from '../core/id-form.js';
 import { checkIdForm } from '../core/id-form.check.js';
 import { rejectUnknownKeys } from '../core/option-checks.js';
 import { generatorOption } from '../module/snowflake.names.js';
+import { keepInexactNumbers, leaveUnconverted } from './id-reading.js';
 import { SnowflakeIdConstraint, type SnowflakeIdConstraintArgs } from './snowflake-id.constraint.js';
+
+/** What implicit conversion made of a JSON number that cannot be an exact ID is undone, so that the check sees it. */
+const keepInexact = Transform(keepInexactNumbers, { toClassOnly: true });
 
 /**
  * Options of {@link IsSnowflakeId}: class-validator's own (`each`, `message`, `groups`, `always`, `context`) and the
@@ -57,6 +62,8 @@ export function IsSnowflakeId(options: IsSnowflakeIdOptions = {}): PropertyDecor
     each: options.each === true,
   };
   return (target, property) => {
+    keepInexact(target, property);
+    leaveUnconverted(target, property);
     registerDecorator({
       name: 'isSnowflakeId',
       target: target.constructor,

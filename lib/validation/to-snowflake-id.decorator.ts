@@ -1,9 +1,9 @@
-import { Transform } from 'class-transformer';
+import { Transform, type TransformFnParams } from 'class-transformer';
 import { rejectUnknownKeys } from '../core/option-checks.js';
 import type { SnowflakeIdForm } from '../core/id-form.js';
 import { SnowflakeConfigError } from '../core/errors.js';
 import { checkIdForm } from '../core/id-form.check.js';
-import { readId, UnreadSnowflakeId } from './id-reading.js';
+import { leaveUnconverted, readId, sentValue, UnreadSnowflakeId } from './id-reading.js';
 import { writeMetadata } from './to-snowflake-id.metadata.js';
 
 /**
@@ -54,11 +54,15 @@ export function ToSnowflakeId(options: ToSnowflakeIdOptions = {}): PropertyDecor
     return to === 'bigint' ? id : id.toString();
   };
   const transform = Transform(
-    ({ value }: { value: unknown }) => (options.each === true && Array.isArray(value) ? value.map(read) : read(value)),
+    (params: TransformFnParams) => {
+      const value = sentValue(params);
+      return options.each === true && Array.isArray(value) ? value.map(read) : read(value);
+    },
     { toClassOnly: true },
   );
   return (target, property) => {
     writeMetadata(target, property, { form, to });
     transform(target, property);
+    leaveUnconverted(target, property);
   };
 }

@@ -8,7 +8,9 @@ import { fileURLToPath } from 'node:url';
 import { SnowflakeCodec } from '../../lib/core/codec.js';
 import { resolveLayout } from '../../lib/core/layout.js';
 import { IdService } from '../../lib/module/id.service.js';
-import { settledSharedNamespace } from '../support/shared-redis.js';
+import { leaseKeys } from '../../lib/lease/lease.keys.js';
+import { Redis } from 'ioredis';
+import { settledSharedNamespace, uniqueNamespace } from '../support/shared-redis.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const cli = join(root, 'dist/cli/main.js');
@@ -184,6 +186,48 @@ describe('npx nestjs-snowflake', () => {
       for (const lease of held) {
         expect(lease).toMatchObject({ host: hostname(), pid: String(process.pid) });
         expect(lease.expiresInMs).toBeGreaterThan(0);
+      }
+    });
+
+    it('prints what Redis holds as data, never as terminal control, and a corrupt ceiling as such', async () => {
+      // Anyone who can write to Redis chooses these: escape sequences (a window title, colours, the cursor moved up),
+      // a line break that would forge a row, a C1 CSI, and a ceiling no date holds.
+      const hostile = uniqueNamespace('cli-hostile');
+      const keys = leaseKeys({ namespace: hostile, allocateDatacenter: false }, 0);
+      const redis = new Redis(url);
+      try {
+        const [seconds] = await redis.time();
+        const live = Number(seconds) * 1000 + 60_000;
+        await redis.hset(keys.meta, { marker: 'm', config: 'layout=x\x1b]0;PWNED\x07\x1b[31mRED\u009b2J' });
+        await redis.zadd(keys.expiry, live, '1', live, '2');
+        await redis.hset(`${keys.recordPrefix}1`, { host: 'web-1\n3  held  attacker-host  666', pid: '42\x1b[1A' });
+        await redis.hset(`${keys.recordPrefix}2`, { host: 'web-2', pid: '7', ceiling: '1e20' });
+        const printed = await run('leases', '--redis', url, '--namespace', hostile, '--layout', '{"workerBits":3}');
+        expect({ code: printed.code, stderr: printed.stderr }).toEqual({ code: 0, stderr: '' });
+        expect(printed.stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+        expect(printed.stdout).toContain('web-1\\x0a3  held  attacker-host  666');
+        expect(printed.stdout).toContain('42\\x1b[1A');
+        expect(printed.stdout).toContain('layout=x\\x1b]0;PWNED\\x07\\x1b[31mRED\\x9b2J');
+        expect(printed.stdout.split('\n').filter((line) => line.includes('attacker-host'))).toHaveLength(1);
+        expect(printed.stdout).toMatch(/web-2 +7 +\d+ +\(invalid\)/);
+        const asJson = await run(
+          'leases',
+          '--redis',
+          url,
+          '--namespace',
+          hostile,
+          '--layout',
+          '{"workerBits":3}',
+          '--json',
+        );
+        expect(asJson.code).toBe(0);
+        expect(asJson.stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+        const report = JSON.parse(asJson.stdout) as { configuration: string; leases: { host: string }[] };
+        expect(report.configuration).toBe('layout=x\x1b]0;PWNED\x07\x1b[31mRED\u009b2J');
+        expect(report.leases.map((lease) => lease.host)).toEqual(['web-1\n3  held  attacker-host  666', 'web-2']);
+      } finally {
+        await redis.del(keys.meta, keys.expiry, `${keys.recordPrefix}1`, `${keys.recordPrefix}2`);
+        redis.disconnect();
       }
     });
 

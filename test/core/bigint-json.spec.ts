@@ -144,6 +144,19 @@ describe('bigintsToStrings', () => {
     expect(JSON.stringify(bigintsToStrings(body))).toBe('{"lookup":{},"tags":{}}');
   });
 
+  it('keeps a `__proto__` key of a parsed body as a key, as JSON.stringify writes it, never as the prototype', () => {
+    const reply = { ...JSON.parse('{"__proto__": {"role": "admin"}, "note": "x"}'), id: 5n };
+    const converted = bigintsToStrings(reply) as Record<string, unknown>;
+    expect(JSON.stringify(converted)).toBe('{"__proto__":{"role":"admin"},"note":"x","id":"5"}');
+    expect(Object.getPrototypeOf(converted)).toBe(Object.prototype);
+    expect(converted.role).toBeUndefined();
+    // The key itself holding a bigint is converted in place, as a key.
+    const nested = JSON.parse('{"__proto__": {"ownerId": 1}}') as Record<string, Record<string, unknown>>;
+    nested['__proto__'].ownerId = 7n;
+    expect(JSON.stringify(bigintsToStrings(nested))).toBe('{"__proto__":{"ownerId":"7"}}');
+    expect(JSON.stringify(bigintsToStrings(nested))).toBe(JSON.stringify(nested, snowflakeJsonReplacer));
+  });
+
   it('converts an object that appears twice in the response both times', () => {
     const customer = { id: BIG, name: 'c' };
     const body = { buyer: customer, payer: customer, history: [customer] };

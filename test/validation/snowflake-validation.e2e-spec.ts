@@ -1,5 +1,15 @@
 import 'reflect-metadata';
-import { Body, Controller, Get, Module, Post, Query, ValidationPipe, type INestApplication } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Get,
+  Module,
+  Post,
+  Query,
+  ValidationPipe,
+  type INestApplication,
+  type ValidationPipeOptions,
+} from '@nestjs/common';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
 import { Type } from 'class-transformer';
@@ -33,6 +43,7 @@ class CreateOrder {
   @IsOptional() @IsSnowflakeId() @ToSnowflakeId({ to: 'string' }) refId?: string;
   @IsOptional() @IsSnowflakeId() @ToSnowflakeId({ form: base36 }) shortRef?: bigint;
   @IsOptional() @IsSnowflakeId({ form: base36 }) keptRef?: string;
+  @IsOptional() @IsSnowflakeId() plainRef?: string;
   @IsString() note!: string;
 }
 
@@ -81,6 +92,7 @@ async function startApp(
   snowflake: SnowflakeModuleOptions,
   withValidationModule: boolean,
   adapter: Adapter = 'express',
+  pipe: ValidationPipeOptions = { transform: true, whitelist: true },
 ): Promise<INestApplication> {
   @Module({
     imports: [SnowflakeModule.forRoot(snowflake), ...(withValidationModule ? [SnowflakeValidationModule] : [])],
@@ -92,7 +104,7 @@ async function startApp(
     adapter === 'express'
       ? moduleRef.createNestApplication({ logger: false })
       : moduleRef.createNestApplication(new FastifyAdapter(), { logger: false });
-  app.useGlobalPipes(new ValidationPipe({ transform: true, whitelist: true }));
+  app.useGlobalPipes(new ValidationPipe(pipe));
   useContainer(app.select(AppModule), { fallbackOnErrors: true });
   await app.init();
   if (adapter === 'fastify') await (app.getHttpAdapter().getInstance() as { ready(): Promise<unknown> }).ready();
@@ -244,6 +256,51 @@ describe.each<Adapter>(['express', 'fastify'])(
       expect(body.message).toEqual([
         'after: Invalid snowflake ID "soon": expected a non-negative decimal integer (digits only).',
       ]);
+    });
+  },
+);
+
+describe.each<Adapter>(['express', 'fastify'])(
+  'with implicit conversion (ValidationPipe({ transform: true, transformOptions: { enableImplicitConversion: true } })) on %s',
+  (adapter) => {
+    let app: INestApplication;
+    const post = (body: string) =>
+      request(app.getHttpServer() as Server)
+        .post('/orders')
+        .set('content-type', 'application/json')
+        .send(body);
+    const required = '"itemIds": ["1"], "note": "x"';
+
+    beforeAll(async () => {
+      const pipe = { transform: true, whitelist: true, transformOptions: { enableImplicitConversion: true } };
+      app = await startApp({ workerId: 1 }, true, adapter, pipe);
+    });
+    afterAll(() => app.close());
+
+    it('refuses a JSON number rounded beyond 2^53 in a bigint field, a string field and a field kept as text', async () => {
+      // class-transformer converts to the declared type before any @Transform: the rounded number would reach a
+      // `string` field as the all-digit "1234567890123456800", an ID other than the one sent.
+      for (const field of ['userId', 'refId', 'plainRef']) {
+        const userId = field === 'userId' ? '' : '"userId": "1", ';
+        const response = await post(`{ ${userId}"${field}": 1234567890123456789, ${required} }`).expect(400);
+        expect(response.body.message).toEqual([expect.stringMatching(new RegExp(`^${field}: .*beyond 2\\^53`))]);
+      }
+      const listed = await post(`{ "userId": "1", "itemIds": ["1", 9007199254740993], "note": "x" }`).expect(400);
+      expect(listed.body.message).toEqual([expect.stringMatching(/^itemIds\[1\]: .*beyond 2\^53/)]);
+    });
+
+    it('answers 400, not 500, for an object in a bigint field, and reads exact IDs as without the conversion', async () => {
+      const object = await post(`{ "userId": {}, ${required} }`).expect(400);
+      expect(object.body.message).toEqual([expect.stringMatching(/^userId: .*an object/)]);
+      const { body } = await post(
+        `{ "userId": "${BEYOND_2_53}", "couponId": 42, "refId": "007", "plainRef": "12", ${required} }`,
+      ).expect(201);
+      expect(body.fields).toMatchObject({
+        userId: ['bigint', BEYOND_2_53],
+        couponId: ['bigint', '42'],
+        refId: ['string', '7'],
+        plainRef: ['string', '12'],
+      });
     });
   },
 );

@@ -40,7 +40,7 @@ async function holder(config: Record<string, unknown>): Promise<bigint[][]> {
 
 describe('a fixed worker ID handed to the next holder on the host', () => {
   it('a process restarted within the same second (1 s time unit) starts in the next second, above every ID before', async () => {
-    const layoutOptions = { timeUnitMs: 1000, timestampBits: 41, workerBits: 10, sequenceBits: 12 };
+    const layoutOptions = { timeUnitMs: 1000 as const, timestampBits: 41, workerBits: 10, sequenceBits: 12 };
     const codec = new SnowflakeCodec(resolveLayout(layoutOptions));
     const workerLock = { dir: temp.path('locks') };
     // The second process's clock starts 300 ms into the second the first one issued in.
