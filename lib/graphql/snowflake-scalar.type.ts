@@ -90,8 +90,15 @@ export class SnowflakeScalarCodec {
     if (node.kind === Kind.INT) {
       if (this.form !== undefined) throw this.notText(node.value, 'an int value');
       // The literal's digits are exact, but the same ID in a variable would already be rounded by JSON: one rule for
-      // both, so that clients learn to write large IDs as strings.
-      return parseId(Number(node.value), this.layout());
+      // both, so that clients learn to write large IDs as strings. The refusal names the literal as written.
+      const value = Number(node.value);
+      if (!Number.isSafeInteger(value)) {
+        throw new InvalidSnowflakeError(
+          node.value,
+          'an int value beyond 2^53 is refused, as the same number in a variable would arrive rounded; write the ID as a string.',
+        );
+      }
+      return parseId(value, this.layout());
     }
     // Named by its kind, never printed: a list literal of a megabyte would be printed in full only to be cut.
     const shown =

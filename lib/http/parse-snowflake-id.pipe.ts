@@ -1,7 +1,7 @@
 import { HttpStatus, Inject, Injectable, Optional, type ArgumentMetadata, type PipeTransform } from '@nestjs/common';
 import { HttpErrorByCode, type ErrorHttpStatusCode } from '@nestjs/common/utils/http-error-by-code.util.js';
-import { kindOf } from '../core/describe-input.js';
-import { InvalidSnowflakeError } from '../core/errors.js';
+import { describeInput, kindOf } from '../core/describe-input.js';
+import { InvalidSnowflakeError, SnowflakeConfigError } from '../core/errors.js';
 import type { SnowflakeIdForm } from '../core/id-form.js';
 import { rejectUnknownKeys } from '../core/option-checks.js';
 import { IdService } from '../module/id.service.js';
@@ -102,6 +102,20 @@ function checkPipeOptions(options: ParseSnowflakeIdPipeOptions | undefined): Par
   if (options === undefined || options === null) return {};
   rejectUnknownKeys('', options, PIPE_OPTION_KEYS, 'ParseSnowflakeIdPipe');
   generatorOption(options.generator, 'ParseSnowflakeIdPipe');
+  const status = options.errorHttpStatusCode;
+  if (status !== undefined && HttpErrorByCode[status as keyof typeof HttpErrorByCode] === undefined) {
+    throw new SnowflakeConfigError(
+      'errorHttpStatusCode',
+      `ParseSnowflakeIdPipe answers with one of Nest's HTTP errors (${Object.keys(HttpErrorByCode).join(', ')}), ` +
+        `got ${describeInput(status)}. Use exceptionFactory for any other response.`,
+    );
+  }
+  if (options.exceptionFactory !== undefined && typeof options.exceptionFactory !== 'function') {
+    throw new SnowflakeConfigError(
+      'exceptionFactory',
+      `ParseSnowflakeIdPipe expected a function (message) => error, got ${describeInput(options.exceptionFactory)}.`,
+    );
+  }
   return options;
 }
 

@@ -2,7 +2,7 @@ import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import { ParseSnowflakeIdPipe, type ParseSnowflakeIdPipeOptions } from './parse-snowflake-id.pipe.js';
 
 /** Where in the HTTP request a value is read from; Express and Fastify both parse into these. */
-type RequestPart = 'params' | 'query';
+type RequestPart = 'params' | 'query' | 'body';
 
 /**
  * A parameter decorator that reads one named value of the request itself. Nest passes it to global pipes as a
@@ -11,8 +11,11 @@ type RequestPart = 'params' | 'query';
  */
 const requestValue = (part: RequestPart) =>
   createParamDecorator((name: string, context: ExecutionContext): unknown => {
-    const request = context.switchToHttp().getRequest<Record<RequestPart, Record<string, unknown> | undefined>>();
-    return request[part]?.[name];
+    const request = context.switchToHttp().getRequest<Record<RequestPart, unknown>>();
+    const values = request[part];
+    // Own values only: `toString` or `constructor` is no query value a client sent.
+    if (values === null || typeof values !== 'object' || !Object.hasOwn(values, name)) return undefined;
+    return (values as Record<string, unknown>)[name];
   });
 
 /**
@@ -41,6 +44,7 @@ function recordArg(target: object, key: string | symbol | undefined, index: numb
 
 const paramValue = requestValue('params');
 const queryValue = requestValue('query');
+const bodyValue = requestValue('body');
 
 /**
  * A route parameter as an ID of the app's layout: `@SnowflakeIdParam('id') id: bigint`. The same as
@@ -70,16 +74,30 @@ export function SnowflakeIdQuery(name: string, options?: ParseSnowflakeIdPipeOpt
 }
 
 /**
+ * A field of the JSON (or form) body as an ID of the app's layout: `@SnowflakeIdBody('userId') userId: bigint`. Safe
+ * beside a global `ValidationPipe({ transform: true })` (see {@link SnowflakeIdParam}), where
+ * `@Body('userId', ParseSnowflakeIdPipe)` answers 500 for an absent value or an object; `optional` lets an absent
+ * value through as `undefined`. A JSON number is read only while it is exact (a safe integer): send IDs as strings.
+ * For a body of several fields, a DTO with `@IsSnowflakeId()` and `@ToSnowflakeId()` checks them all.
+ *
+ * @publicApi
+ */
+export function SnowflakeIdBody(name: string, options?: ParseSnowflakeIdPipeOptions): ParameterDecorator {
+  return leftToTheIdPipe(bodyValue(name, new ParseSnowflakeIdPipe(options)));
+}
+
+/**
  * With `validateCustomDecorators: true` a global `ValidationPipe` reaches custom arguments too, and builds a `bigint`
  * parameter itself from `design:paramtypes` (`new BigInt()` on an absent value). The handler's recorded type of
  * this one parameter is therefore set to `Object` ("any value"), which ValidationPipe passes through untouched: the
  * ID pipe is what checks it. TypeScript records the types before it applies parameter decorators, so they are
  * there to change.
  */
-function leftToTheIdPipe(decorator: ParameterDecorator, arg: SnowflakeIdArg): ParameterDecorator {
+function leftToTheIdPipe(decorator: ParameterDecorator, arg?: SnowflakeIdArg): ParameterDecorator {
   return (target, key, index) => {
     decorator(target, key, index);
-    recordArg(target, key, index, arg);
+    // A body field is no OpenAPI parameter: the body's schema (`@ApiBody()`) describes it.
+    if (arg !== undefined) recordArg(target, key, index, arg);
     if (key === undefined) return;
     const types: unknown = Reflect.getMetadata('design:paramtypes', target, key);
     if (Array.isArray(types) && types[index] === BigInt) {

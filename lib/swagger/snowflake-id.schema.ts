@@ -12,7 +12,8 @@ import type { SnowflakeIdForm } from '../core/id-form.js';
 export const SNOWFLAKE_ID_SCHEMA = Object.freeze({
   type: 'string',
   format: 'int64',
-  pattern: '^[0-9]{1,19}$',
+  // Leading zeros at any length, as every reader of the library takes them; 19 digits after them at most.
+  pattern: '^0*[0-9]{1,19}$',
   example: '2125018075706167296',
   description: 'A snowflake ID: a 64-bit integer written as a decimal string, so that no client rounds it.',
 } as const);

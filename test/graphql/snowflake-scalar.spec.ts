@@ -84,6 +84,15 @@ describe('createSnowflakeScalar: the conversions', () => {
     },
   );
 
+  it('names an integer literal beyond 2^53 as written, not as the double it rounds to', () => {
+    expect(thrown(() => scalar.parseLiteral(literal('9007199254740993'))).message).toMatch(
+      /^Invalid snowflake ID "9007199254740993": an int value beyond 2\^53 is refused.*write the ID as a string/,
+    );
+    const huge = thrown(() => scalar.parseLiteral(literal('9'.repeat(400)))).message;
+    expect(huge).not.toContain('Infinity');
+    expect(huge).toMatch(/^Invalid snowflake ID "9{10,}.*beyond 2\^53/);
+  });
+
   it("checks against the layout it was given: js-safe's 53 bits", () => {
     const safe = createSnowflakeScalar(jsSafe);
     expect(thrown(() => safe.parseValue(big.toString())).message).toContain("wider than the layout's 53 bits");

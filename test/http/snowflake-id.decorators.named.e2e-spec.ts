@@ -88,4 +88,15 @@ describe('the ID pipe options, checked where they are declared', () => {
       /`generator`: ParseSnowflakeIdPipe expected the name of a SnowflakeModule registration/,
     );
   });
+
+  it('refuse a status code with no Nest HTTP error and an exception factory that is no function', () => {
+    // From JavaScript, or past a cast: the pipe would otherwise fail at the first bad request ("not a constructor").
+    expect(() => new ParseSnowflakeIdPipe({ errorHttpStatusCode: 429 } as never)).toThrow(
+      /`errorHttpStatusCode`: ParseSnowflakeIdPipe answers with one of Nest's HTTP errors \(400, .*\), got 429/,
+    );
+    expect(() => SnowflakeIdQuery('after', { exceptionFactory: 'oops' } as never)).toThrow(
+      /`exceptionFactory`: ParseSnowflakeIdPipe expected a function/,
+    );
+    expect(() => new ParseSnowflakeIdPipe({ errorHttpStatusCode: 422 })).not.toThrow();
+  });
 });

@@ -1,16 +1,11 @@
 import 'reflect-metadata';
-import { Controller, Get, Module, Query, ValidationPipe, type INestApplication } from '@nestjs/common';
+import { Body, Controller, Get, Module, Post, Query, ValidationPipe, type INestApplication } from '@nestjs/common';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
 import type { Server } from 'node:http';
 import request from 'supertest';
-import {
-  IdService,
-  ParseSnowflakeIdPipe,
-  SnowflakeIdParam,
-  SnowflakeIdQuery,
-  SnowflakeModule,
-} from '../../lib/index.js';
+import { IdService, SnowflakeModule } from '../../lib/index.js';
+import { ParseSnowflakeIdPipe, SnowflakeIdBody, SnowflakeIdParam, SnowflakeIdQuery } from '../../lib/http.js';
 
 @Controller()
 class ItemsController {
@@ -24,10 +19,33 @@ class ItemsController {
     return { after: after === undefined ? 'absent' : String(after), type: typeof after };
   }
 
+  @Post('orders')
+  create(
+    @SnowflakeIdBody('userId') userId: bigint,
+    @SnowflakeIdBody('couponId', { optional: true }) couponId?: bigint,
+  ) {
+    return {
+      userId: String(userId),
+      type: typeof userId,
+      couponId: couponId === undefined ? 'absent' : String(couponId),
+    };
+  }
+
+  /** An inherited name is no query value: `toString` comes from Object.prototype. */
+  @Get('inherited')
+  inherited(@SnowflakeIdQuery('toString', { optional: true }) value?: bigint) {
+    return { value: value === undefined ? 'absent' : String(value) };
+  }
+
   /** The plain form, which a global ValidationPipe breaks before the ID pipe runs. */
   @Get('plain')
   plain(@Query('after', new ParseSnowflakeIdPipe({ optional: true })) after?: bigint) {
     return { after: after === undefined ? 'absent' : String(after) };
+  }
+
+  @Post('plain')
+  plainBody(@Body('userId', ParseSnowflakeIdPipe) userId: bigint) {
+    return { userId: String(userId) };
   }
 }
 
@@ -90,6 +108,28 @@ describe.each<[string, Adapter, ConstructorParameters<typeof ValidationPipe>[0]]
       .get(`/items/${encodeURIComponent(text)}`)
       .expect(400);
     expect(param.body.message).toMatch(/^id: Invalid snowflake ID/);
+    const body = await request(server).post('/orders').send({ userId: text }).expect(400);
+    expect(body.body.message).toMatch(/^userId: Invalid snowflake ID/);
+  });
+
+  it('reads a body field: an exact ID, and 400 (not 500) for one left out, an object or a rounded number', async () => {
+    await request(server)
+      .post('/orders')
+      .send({ userId: valid })
+      .expect(201, { userId: valid, type: 'bigint', couponId: 'absent' });
+    await request(server)
+      .post('/orders')
+      .send({ userId: valid, couponId: '7' })
+      .expect(201, { userId: valid, type: 'bigint', couponId: '7' });
+    for (const body of ['{}', '{"userId": {}}', '{"userId": 9007199254740993}', '{"userId": null}']) {
+      const response = await request(server).post('/orders').set('content-type', 'application/json').send(body);
+      expect({ body, status: response.status }).toEqual({ body, status: 400 });
+      expect(response.body.message).toMatch(/^userId: Invalid snowflake ID/);
+    }
+  });
+
+  it('reads only values the request holds: an inherited name is absent', async () => {
+    await request(server).get('/inherited').expect(200, { value: 'absent' });
   });
 });
 
@@ -105,5 +145,7 @@ describe('the plain pipe form beside a global ValidationPipe({ transform: true }
   // Why the decorators exist: ValidationPipe runs before the parameter's own pipe and builds the BigInt itself.
   it('still fails on an absent value, inside Nest, before the ID pipe runs', async () => {
     await request(server).get('/plain').expect(500);
+    // The same for a body field: `@SnowflakeIdBody()` is the form that works.
+    await request(server).post('/plain').send({}).expect(500);
   });
 });
