@@ -26,8 +26,8 @@ function text(value: unknown): string {
   return json(value);
 }
 
-/** Control characters (C0, DEL, C1) and the line and paragraph separators. */
-const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
+/** Anything but printable text: control characters (C0, DEL, C1) and the line and paragraph separators. */
+const CONTROL = /[^ -~\u00a0-\u2027\u202a-\uffff]/g;
 
 /**
  * Text from Redis as a terminal shows it safely: a host name or configuration is data anyone with write access to

@@ -103,7 +103,7 @@ function checkPipeOptions(options: ParseSnowflakeIdPipeOptions | undefined): Par
   rejectUnknownKeys('', options, PIPE_OPTION_KEYS, 'ParseSnowflakeIdPipe');
   generatorOption(options.generator, 'ParseSnowflakeIdPipe');
   const status = options.errorHttpStatusCode;
-  if (status !== undefined && HttpErrorByCode[status as keyof typeof HttpErrorByCode] === undefined) {
+  if (status !== undefined && HttpErrorByCode[status] === undefined) {
     throw new SnowflakeConfigError(
       'errorHttpStatusCode',
       `ParseSnowflakeIdPipe answers with one of Nest's HTTP errors (${Object.keys(HttpErrorByCode).join(', ')}), ` +

@@ -71,6 +71,9 @@ function isUnread(value: unknown): value is UnreadSnowflakeId {
   }
 }
 
+/** What class-transformer hands a transform, as far as reading the sent value goes. */
+type SentParams = { value: unknown; obj: unknown; key: TransformFnParams['key'] };
+
 /**
  * The field's value as the client sent it. With `enableImplicitConversion`, class-transformer converts a field to its
  * declared type before any `@Transform` runs: a JSON number rounded beyond 2^53 becomes an all-digit string, which a
@@ -78,7 +81,7 @@ function isUnread(value: unknown): value is UnreadSnowflakeId {
  *
  * @internal
  */
-export function sentValue({ value, obj, key }: Pick<TransformFnParams, 'value' | 'obj' | 'key'>): unknown {
+export function sentValue({ value, obj, key }: SentParams): unknown {
   if (obj === null || typeof obj !== 'object' || !Object.hasOwn(obj, key)) return value;
   return (obj as Record<string, unknown>)[key];
 }
@@ -89,13 +92,15 @@ export function sentValue({ value, obj, key }: Pick<TransformFnParams, 'value' |
  *
  * @internal
  */
-export function keepInexactNumbers(params: Pick<TransformFnParams, 'value' | 'obj' | 'key'>): unknown {
+export function keepInexactNumbers(params: SentParams): unknown {
   const sent = sentValue(params);
   const inexact = (item: unknown) => typeof item === 'number' && !Number.isSafeInteger(item);
-  const { value } = params;
+  const value = params.value;
   if (inexact(sent)) return sent;
   if (Array.isArray(sent) && Array.isArray(value) && sent.length === value.length) {
-    return sent.some(inexact) ? value.map((item: unknown, i) => (inexact(sent[i]) ? sent[i] : item)) : value;
+    const sentItems: readonly unknown[] = sent;
+    const items: readonly unknown[] = value;
+    return sentItems.some(inexact) ? items.map((item, i) => (inexact(sentItems[i]) ? sentItems[i] : item)) : value;
   }
   return value;
 }

@@ -204,7 +204,7 @@ describe('npx nestjs-snowflake', () => {
         await redis.hset(`${keys.recordPrefix}2`, { host: 'web-2', pid: '7', ceiling: '1e20' });
         const printed = await run('leases', '--redis', url, '--namespace', hostile, '--layout', '{"workerBits":3}');
         expect({ code: printed.code, stderr: printed.stderr }).toEqual({ code: 0, stderr: '' });
-        expect(printed.stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+        expect(printed.stdout).not.toMatch(/[^\n -~\u00a0-\uffff]/);
         expect(printed.stdout).toContain('web-1\\x0a3  held  attacker-host  666');
         expect(printed.stdout).toContain('42\\x1b[1A');
         expect(printed.stdout).toContain('layout=x\\x1b]0;PWNED\\x07\\x1b[31mRED\\x9b2J');
@@ -221,7 +221,7 @@ describe('npx nestjs-snowflake', () => {
           '--json',
         );
         expect(asJson.code).toBe(0);
-        expect(asJson.stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+        expect(asJson.stdout).not.toMatch(/[^\n -~\u00a0-\uffff]/);
         const report = JSON.parse(asJson.stdout) as { configuration: string; leases: { host: string }[] };
         expect(report.configuration).toBe('layout=x\x1b]0;PWNED\x07\x1b[31mRED\u009b2J');
         expect(report.leases.map((lease) => lease.host)).toEqual(['web-1\n3  held  attacker-host  666', 'web-2']);

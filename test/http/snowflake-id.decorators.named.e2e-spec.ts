@@ -12,6 +12,7 @@ import {
   getIdServiceToken,
   IdService,
   ParseSnowflakeIdPipe,
+  type ParseSnowflakeIdPipeOptions,
   SnowflakeIdParam,
   SnowflakeIdQuery,
   SnowflakeModule,
@@ -91,7 +92,9 @@ describe('the ID pipe options, checked where they are declared', () => {
 
   it('refuse a status code with no Nest HTTP error and an exception factory that is no function', () => {
     // From JavaScript, or past a cast: the pipe would otherwise fail at the first bad request ("not a constructor").
-    expect(() => new ParseSnowflakeIdPipe({ errorHttpStatusCode: 429 } as never)).toThrow(
+    expect(
+      () => new ParseSnowflakeIdPipe(JSON.parse('{ "errorHttpStatusCode": 429 }') as ParseSnowflakeIdPipeOptions),
+    ).toThrow(
       /`errorHttpStatusCode`: ParseSnowflakeIdPipe answers with one of Nest's HTTP errors \(400, .*\), got 429/,
     );
     expect(() => SnowflakeIdQuery('after', { exceptionFactory: 'oops' } as never)).toThrow(

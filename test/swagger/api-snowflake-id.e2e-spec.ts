@@ -140,7 +140,12 @@ describe('@ApiSnowflakeId() in the OpenAPI document of a running app', () => {
   const parameters = (path: string, method: 'get' | 'post') =>
     (served.paths[path][method]!.parameters ?? []) as Parameter[];
   const properties = (model: string) => served.components!.schemas![model] as { properties: Record<string, Schema> };
-  const idSchema = { type: 'string', format: 'int64', pattern: '^0*[0-9]{1,19}$', example: SNOWFLAKE_ID_SCHEMA.example };
+  const idSchema = {
+    type: 'string',
+    format: 'int64',
+    pattern: '^0*[0-9]{1,19}$',
+    example: SNOWFLAKE_ID_SCHEMA.example,
+  };
 
   it('documents DTO properties as decimal strings: plain, described, optional and nullable, and arrays', () => {
     const { properties: props, required } = served.components!.schemas!.OrderView as {
