@@ -199,6 +199,8 @@ export function describeLoss(reason: string): string {
       return 'its record is gone from Redis';
     case 'taken':
       return 'another instance holds it now';
+    case 'lapsed':
+      return 'it lapsed on the Redis server before this renewal reached it (a server that answers again after a pause)';
     case 'config':
       return 'the namespace runs another contract (layout, TTL, fence margin or clock settings) than this instance';
     case 'rollback':

@@ -196,6 +196,28 @@ describe('known holes, as scripted schedules', () => {
     expect(before.violation?.kind).toMatch(/order|duplicate/);
   });
 
+  // Found by a review on a real Redis Cluster (2,150 duplicates): the primary paused (SIGSTOP) past its replica's
+  // promotion; a new process took a lapsed ID on the promoted node once it settled; when the paused primary ran
+  // again, it answered the renewal its holder still had in flight from its old data, where the token was still on
+  // the record, and the holder issued on beside the new one. A renewal that reaches the server after its lease lapsed
+  // there is now lost (`lapsed`). The pause's length puts the thaw 140 ms after the holders' renewals were sent.
+  it('a primary paused past its promotion cannot renew a lease that lapsed while it was paused', async () => {
+    const holders = [{ skewMs: 0 }, { skewMs: 10 }, { skewMs: -10 }, { skewMs: 5 }, { skewMs: 0, startAtMs: 15_000 }];
+    const paused: Schedule = {
+      ...schedule([{ at: 14_000, kind: 'redis-pause', ms: 15_360, promoteAfterMs: 1_500 }], holders),
+      seed: 3,
+    };
+    // Five processes for four IDs: one of them waits for an ID after the faults, by design.
+    const exempt = { livenessExempt: [0, 1, 2, 3, 4] };
+    const result = await runSchedule(paused, { ...exempt, trace: true });
+    if (result.violation !== undefined) throw new Error(explain(result));
+    expect(result.timeline.some((line) => /renew ran \(on the old primary\): \["lost","lapsed"/.test(line))).toBe(true);
+    expect(result.timeline.some((line) => /h4#1 issues as worker/.test(line))).toBe(true);
+
+    const before = await runSchedule(paused, { ...exempt, bug: 'lapse-unchecked' });
+    expect(before.violation?.kind).toMatch(/order|duplicate/);
+  });
+
   // The same hole's rule after a loss (no failure before the fix is shown here: whether the fleet meets one of the
   // canary's IDs again is a matter of the very millisecond): the canary's own renewal takes its ID back into the flushed data and records its
   // contract (the one the marker wrote for it was provisional), so the fleet, back after the rollback, still waits for

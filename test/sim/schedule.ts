@@ -70,10 +70,11 @@ export const FAULT_KINDS: Fault['kind'][] = [
   'reconfigure',
   'redeploy',
   'pressure',
+  'redis-pause',
 ];
 
 /** Kinds drawn after every other part of a schedule (see {@link scheduleArbitrary}), not by {@link faultArbs}. */
-const DRAWN_LAST: readonly Fault['kind'][] = ['redis-clock', 'reconfigure', 'redeploy', 'pressure'];
+const DRAWN_LAST: readonly Fault['kind'][] = ['redis-clock', 'reconfigure', 'redeploy', 'pressure', 'redis-pause'];
 
 /** The TTLs a canary (`reconfigure`) runs with: shorter and longer than the fleet's 3 s, and the contract with them. */
 const CANARY_TTLS_MS = [2000, 4000];
@@ -180,7 +181,7 @@ export function scheduleArbitrary(options: { rollbacks?: boolean; mix?: FaultMix
   };
   // Drawn last, so that they leave every other draw of a seed as it was. The Redis clocks: the skew of each host that
   // serves the namespace in turn, and up to two steps of the serving one, each as a fraction (in 1/500ths, either
-  // way) of the band a schedule's holders leave them (redisClockBandMs). And at most one canary, one redeploy and one spell of memory pressure.
+  // way) of the band a schedule's holders leave them (redisClockBandMs). And at most one canary, one redeploy, one spell of memory pressure and one paused primary.
   const fraction = fc.integer({ min: -500, max: 500 });
   const upTo = <T>(kind: Fault['kind'], arb: fc.Arbitrary<T>, maxLength: number) =>
     allowed.includes(kind) ? fc.array(arb, { maxLength }) : fc.constant<T[]>([]);
@@ -222,6 +223,17 @@ export function scheduleArbitrary(options: { rollbacks?: boolean; mix?: FaultMix
       }),
       1,
     ),
+    pauses: upTo(
+      'redis-pause',
+      fc.record({
+        at,
+        kind: fc.constant('redis-pause' as const),
+        ms: fc.integer({ min: 200, max: 20_000 }),
+        // Beyond `ms` in some: a stall the cluster rides out without a promotion.
+        promoteAfterMs: fc.integer({ min: 1000, max: 25_000 }),
+      }),
+      1,
+    ),
   });
   const sentinels = options.mix?.sentinels === undefined ? fc.boolean() : fc.constant(options.mix.sentinels);
   return fc
@@ -235,14 +247,14 @@ export function scheduleArbitrary(options: { rollbacks?: boolean; mix?: FaultMix
       withSentinels: sentinels.chain((on) => fc.record({ sentinels: fc.constant(on), faults: faultsFor(on) })),
       drawnLast,
     })
-    .map(({ withSentinels, drawnLast: { skews, steps, canaries, redeploys, pressures }, ...rest }) => {
+    .map(({ withSentinels, drawnLast: { skews, steps, canaries, redeploys, pressures, pauses }, ...rest }) => {
       const band = redisClockBandMs(rest.holders);
       const ms = (fraction: number) => Math.round((fraction * band) / 500);
       const clockSteps = steps.map(({ at, to }): Fault => ({ at, kind: 'redis-clock', toMs: ms(to) }));
       return {
         ...rest,
         ...withSentinels,
-        faults: [...withSentinels.faults, ...clockSteps, ...canaries, ...redeploys, ...pressures],
+        faults: [...withSentinels.faults, ...clockSteps, ...canaries, ...redeploys, ...pressures, ...pauses],
         redisSkewsMs: skews.map(ms),
       };
     });

@@ -24,6 +24,7 @@ const PLANTED_BUGS: Record<PlantedBug, true> = {
   'contract-not-held-back': true,
   'layout-unchecked': true,
   'contract-margin-unchecked': true,
+  'lapse-unchecked': true,
 };
 
 export interface SearchSettings {

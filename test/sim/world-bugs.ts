@@ -32,7 +32,9 @@ export type PlantedBug =
  * - `layout-unchecked`: a namespace no lease holds takes another layout at once, whatever IDs the old one issued
  *   (found once the search drew canaries with other layouts, fixed since);
  * - `contract-margin-unchecked`: a free ID whose record is gone waits only the claimer's own margin after its lease
- *   ended, whatever clock numbers the contract it replaced allowed (found by a review, fixed since).
+ *   ended, whatever clock numbers the contract it replaced allowed (found by a review, fixed since);
+ * - `lapse-unchecked`: a renewal that reaches the server after its lease lapsed there answers `ok` while the token
+ *   is still on the record (found by a review: a primary paused past its replica's promotion, fixed since).
  */
 export type PreFixBehaviour =
   | 'settle-one-ttl'
@@ -42,7 +44,8 @@ export type PreFixBehaviour =
   | 'cursor-kept-without-meta'
   | 'contract-not-held-back'
   | 'layout-unchecked'
-  | 'contract-margin-unchecked';
+  | 'contract-margin-unchecked'
+  | 'lapse-unchecked';
 
 /** The planted bugs' patched scripts: settling never lasts, a lapsed lease counts as proof. */
 export function scriptsFor(bug: PlantedBug | undefined): Record<ScriptName, string> {
@@ -52,6 +55,13 @@ export function scriptsFor(bug: PlantedBug | undefined): Record<ScriptName, stri
       scripts.claim,
       "math.max(lapsed, tonumber(redis.call('HGET', META, 'issuedUntil') or '0')) + MARGIN",
       'lapsed + MARGIN',
+    );
+  }
+  if (bug === 'lapse-unchecked') {
+    scripts.renew = patch(
+      scripts.renew,
+      "if previous_expiry <= now then return {'lost', 'lapsed', now, server} end",
+      '',
     );
   }
   if (bug === 'layout-unchecked') {

@@ -77,6 +77,13 @@ export type Fault =
    */
   | { at: number; kind: 'evict'; count: number; pressureMs?: number }
   /**
+   * The primary paused for `ms` (SIGSTOP, a VM paused, a stall): requests wait in its sockets, and the connections
+   * open to it stay with it (no error, no MOVED). After `promoteAfterMs`, if shorter, the cluster promotes its replica
+   * (every write: a paused primary takes none), which processes started since reach. When the primary runs again, it
+   * runs the waiting requests on its old data, then its clients are moved to the promoted node.
+   */
+  | { at: number; kind: 'redis-pause'; ms: number; promoteAfterMs: number }
+  /**
    * `maxmemory-policy allkeys-lru` above `maxmemory` for `ms`, with the app's own keys beside the namespace's: at every
    * step, each of the namespace's keys idle for `idleMs` or more is evicted (the app's keys live about that long).
    */

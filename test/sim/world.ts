@@ -212,6 +212,11 @@ class World {
   private redisDownUntil = 0;
   /** Until when Redis stays above its `maxmemory` (an `evict` fault's `pressureMs`): one key evicted every step. */
   private pressureUntil = 0;
+  /**
+   * A `redis-pause` under way: the paused primary, until when, the requests waiting in its sockets, and the processes
+   * connected to it when it paused (they keep sending to it; processes started since reach the promoted node).
+   */
+  private frozen: { server: RedisModel; until: number; queue: (() => void)[]; connected: Set<SimProcess> } | undefined;
   /** A `pressure` fault under way: until when, and how long a key may stay idle. */
   private idlePressure = { until: 0, idleMs: 0 };
   private violation: Violation | undefined;
@@ -582,7 +587,13 @@ class World {
          */
         const deliver = (hop: Hop, redirections: number) => {
           if (this.redisDownUntil > this.t) return;
-          const server = this.serverFor(holder);
+          const server = this.serverFor(holder, process);
+          const frozen = this.frozen;
+          if (frozen !== undefined && server === frozen.server && this.t < frozen.until) {
+            // The server is paused: the request waits in its socket until it runs again.
+            frozen.queue.push(() => deliver(hop, redirections));
+            return;
+          }
           const answer = server === this.model ? this.clusterAnswer(process, hop, keys) : 'run';
           let reply: Reply | Error;
           if (answer === 'MOVED' || answer === 'ASK' || answer === 'TRYAGAIN') {
@@ -619,7 +630,7 @@ class World {
             // Sent again to where the first copy ran; a duplicate that meets a redirection is dropped.
             setTimeout(() => {
               try {
-                const again = this.serverFor(holder);
+                const again = this.serverFor(holder, process);
                 const route =
                   again === this.model
                     ? this.clusterAnswer(process, answer === 'run' ? 'owner' : 'asking', keys)
@@ -786,6 +797,23 @@ class World {
         holder!.canaryClocks = fault.clocks;
         this.stop(holder!, 'shutdown', 0);
         return;
+      case 'redis-pause': {
+        this.thaw();
+        const connected = new Set<SimProcess>();
+        for (const h of this.holders) if (h.process !== undefined && !h.process.dead) connected.add(h.process);
+        this.frozen = { server: this.model, until: this.t + fault.ms, queue: [], connected };
+        if (fault.promoteAfterMs < fault.ms) {
+          // The cluster sees the primary down and promotes its replica, which has every write (a paused primary
+          // takes none).
+          later(fault.promoteAfterMs, () => {
+            if (this.frozen?.server === this.model) {
+              this.apply({ at: this.t, kind: 'failover', lagMs: 0, stale: [], staleMs: 0 }, ends);
+            }
+          });
+        }
+        later(fault.ms, () => this.thaw());
+        return;
+      }
       case 'pressure':
         this.idlePressure = {
           until: Math.max(this.idlePressure.until, this.t + fault.ms),
@@ -939,8 +967,25 @@ class World {
   }
 
   /** The Redis process a holder's requests reach: the primary, or the old one while its view is stale. */
-  private serverFor(holder: Holder): RedisModel {
+  private serverFor(holder: Holder, process: SimProcess): RedisModel {
+    // A connection made before a primary paused stays with it (no socket error, no MOVED) until it runs again.
+    const frozen = this.frozen;
+    if (frozen !== undefined && frozen.connected.has(process)) return frozen.server;
     return holder.staleServer !== undefined && holder.staleUntil > this.t ? holder.staleServer : this.model;
+  }
+
+  /**
+   * The paused primary runs again: first the requests that waited in its sockets, on its old data, as its event loop
+   * reads them before any message of the cluster's that demotes it; then its clients are told MOVED and go to the
+   * promoted node (or, without a promotion, on as before).
+   */
+  private thaw(): void {
+    const frozen = this.frozen;
+    if (frozen === undefined) return;
+    frozen.until = this.t;
+    this.log(`the paused Redis runs again: ${frozen.queue.length} waiting request(s) run on its data`);
+    for (const run of frozen.queue.splice(0)) run();
+    this.frozen = undefined;
   }
 
   private snapshotAgo(agoMs: number): Snapshot {
@@ -986,6 +1031,7 @@ class World {
   private heal(): void {
     this.healed = true;
     this.redisDownUntil = 0;
+    this.thaw();
     this.log('faults stop; liveness clock starts');
     this.migration?.finish();
     // The Sentinels agree on the master again.

@@ -88,7 +88,15 @@ local unlapsed = now + proof_margin < previous_expiry
 -- than a TTL ago, and the current one was created more than the settling (longer than any TTL) ago, so it is older
 -- than what this holder saw. Only a rollback brings an older marker back (a reload or restore in the same process,
 -- to before a partial loss started the holder's marker): the namespace settles again, as for any rollback.
-if marker ~= held_marker and unlapsed and settling_left() == 0 then marker = new_marker('rollback') end
+-- But an ID another holder took under the current marker and holds now is that holder's, whatever brought the old
+-- marker to this holder (a primary that answered it while paused past a promotion): this holder stops.
+if marker ~= held_marker and unlapsed and settling_left() == 0 then
+  if owner and owner ~= token and redis.call('HGET', key, 'marker') == marker
+    and tonumber(redis.call('ZSCORE', EXPIRY, id) or '-1') > now then
+    return {'lost', 'taken', now, server}
+  end
+  marker = new_marker('rollback')
+end
 if marker == held_marker then
   if not exists then
     if tonumber(redis.call('ZSCORE', EXPIRY, id) or '-1') ~= previous_expiry then
@@ -143,6 +151,10 @@ end
 -- The namespace took another contract while this holder was paused past its lease: it must not go on.
 if redis.call('HGET', META, 'config') ~= CONFIG then return {'lost', 'config', now, server} end
 if exists and owner ~= token then return {'lost', owner and 'taken' or 'missing', now, server} end
+-- A lease that lapsed on this server is over, even though nobody took its ID here: a primary paused (SIGSTOP, a VM
+-- pause) past its replica's promotion answers from its old data, with this holder's token still on the record, while
+-- the promoted node may have handed the ID out. The holder claims again (its record's ceiling is its floor).
+if previous_expiry <= now then return {'lost', 'lapsed', now, server} end
 local ceiling = math.max(tonumber(redis.call('HGET', key, 'ceiling') or '0'), wanted_ceiling)
 redis.call('HSET', key, 'token', token, 'marker', marker, 'ceiling', ceiling, 'rev', rev)
 set_expiry(id, expiry)
