@@ -196,7 +196,7 @@ describe('lease scripts (real redis-server)', () => {
       expect(await claim('c', 4)).toMatchObject({ kind: 'ok', id: 2 });
     });
 
-    it("a holder whose record is gone and whose expiry entry is another's loses the ID, without a new marker", async () => {
+    it("a holder whose record is gone and whose expiry entry is another's (a later claim) loses the ID, without a new marker", async () => {
       const a = await held('a');
       await redis.del(scripts.keys.recordPrefix + a.id);
       await redis.zadd(scripts.keys.expiry, a.expiry + 1, String(a.id));
@@ -483,6 +483,36 @@ describe('lease scripts (real redis-server)', () => {
       expect(after.kind).toBe('recovered');
       expect(await redis.hget(scripts.keys.meta, 'marker')).not.toBe(a.marker);
       expect((await claim('newcomer', 4)).kind).toBe('settling');
+    });
+
+    // Found by the chaos run: a holder that had just moved to another ID (its old lease lapsed) lost the new one's
+    // record and expiry to a rollback, claimed again at once in the rolled-back data, and was handed the ID of a live
+    // holder whose lease looked lapsed there: 106 IDs issued twice until that holder's next renewal.
+    it('a holder whose record and expiry a rollback took, its lease not lapsed, starts a new marker and loses its ID', async () => {
+      const a = await held('a');
+      // The namespace's keys as they are, to come back after b's claim (a restore or DEBUG RELOAD into the running
+      // process: the same run_id).
+      const keys = [
+        scripts.keys.meta,
+        scripts.keys.cursor,
+        scripts.keys.expiry,
+        ...[0, 1, 2, 3].map((id) => scripts.keys.recordPrefix + id),
+      ];
+      const dumps = await Promise.all(keys.map(async (key) => [key, await redis.dumpBuffer(key)] as const));
+      const b = await held('b');
+      await redis.del(...keys);
+      for (const [key, dump] of dumps) if (dump !== null) await redis.restore(key, 0, dump);
+      expect(await redis.exists(scripts.keys.recordPrefix + b.id)).toBe(0);
+      expect(await renew({ id: b.id, token: 'b', marker: b.marker, previousExpiry: b.expiry })).toMatchObject({
+        kind: 'lost',
+        reason: 'missing',
+      });
+      expect(await redis.hget(scripts.keys.meta, 'marker')).not.toBe(a.marker);
+      // b's next claim (and anyone's) waits for the settling, while a takes its ID back into the new marker.
+      expect((await claim('b2', 4)).kind).toBe('settling');
+      expect((await renew({ id: a.id, token: 'a', marker: a.marker, previousExpiry: a.expiry })).kind).toBe(
+        'recovered',
+      );
     });
 
     it('a rollback to before a marker change is a rollback, not a settled loss: a new marker, the holder keeps its ID', async () => {

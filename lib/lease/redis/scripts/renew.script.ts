@@ -99,7 +99,13 @@ if marker ~= held_marker and unlapsed and settling_left() == 0 then
 end
 if marker == held_marker then
   if not exists then
-    if tonumber(redis.call('ZSCORE', EXPIRY, id) or '-1') ~= previous_expiry then
+    local entry = tonumber(redis.call('ZSCORE', EXPIRY, id) or '-1')
+    if entry ~= previous_expiry then
+      -- The record gone and its expiry gone or older while this lease has not lapsed: the data is older than this
+      -- holder's last claim or renewal (a rollback to before it claimed the ID). The namespace settles, as for any
+      -- rollback, so that the claim this holder sends next cannot be handed a live holder's rolled-back ID. A later
+      -- expiry is another holder's claim since (its record evicted): nothing was rolled back.
+      if unlapsed and entry < previous_expiry then new_marker('rollback') end
       return {'lost', 'missing', now, server}
     end
   elseif owner == token and not known(redis.call('HGET', key, 'rev') or '') then
