@@ -256,6 +256,13 @@ export class RedisWorkerSource implements WorkerIdSource, ObservesRenewals {
     this.started.context.logger.error(
       `Lease on worker ID ${lease.workerId} lost (${describeLoss(reason)}); stopped issuing under it and re-claiming`,
     );
+    // A server that answers for a lease it let lapse has been paused (SIGSTOP, a VM pause) and runs again: its
+    // cluster may have promoted its replica meanwhile, and it serves its old data until it learns it was demoted, a
+    // moment later. The note and the claim wait a renew interval, so that they reach the node that serves now.
+    if (reason === 'lapsed') {
+      await this.sleeper.sleep(this.settings.renewIntervalMs);
+      if (this.isStopped()) return;
+    }
     // The note comes before any new claim: the claim needs Redis as much as the note does, and without the note
     // the ID's next holder would be bounded by the settling rule alone.
     await this.started.giveBack.note(lease, lastMs);

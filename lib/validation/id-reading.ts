@@ -1,4 +1,4 @@
-import type { TransformFnParams } from 'class-transformer';
+import { Type, type TransformFnParams } from 'class-transformer';
 import { ANY_64_BITS, parseId } from '../core/codec.js';
 import { describeInput, kindOf } from '../core/describe-input.js';
 import { InvalidSnowflakeError } from '../core/errors.js';
@@ -75,40 +75,35 @@ function isUnread(value: unknown): value is UnreadSnowflakeId {
 type SentParams = { value: unknown; obj: unknown; key: TransformFnParams['key'] };
 
 /**
- * The field's value as the client sent it. With `enableImplicitConversion`, class-transformer converts a field to its
- * declared type before any `@Transform` runs: a JSON number rounded beyond 2^53 becomes an all-digit string, which a
- * `string` field would take for an ID. So the value is read from the source object wherever the field is there.
+ * Undoes what implicit conversion did to a JSON number that cannot be an exact ID (beyond 2^53, or with a fraction).
+ * With `enableImplicitConversion`, class-transformer converts a field to its declared type before any `@Transform`
+ * runs, and `String(1234567890123456789)` is the all-digit `"1234567890123456800"`, which a `string` field would take
+ * for another ID. Only that is undone: the sent number is put back where the value is exactly the string made from
+ * it, so that the check refuses it. Anything else stays as it came (what the app's own transforms made of it, and
+ * the value of an `@Expose({ name })` field, whose sent key is not the property's).
  *
  * @internal
  */
-export function sentValue({ value, obj, key }: SentParams): unknown {
+export function keepInexactNumbers({ value, obj, key }: SentParams): unknown {
   if (obj === null || typeof obj !== 'object' || !Object.hasOwn(obj, key)) return value;
-  return (obj as Record<string, unknown>)[key];
-}
-
-/**
- * A JSON number that cannot be an exact ID (beyond 2^53, or with a fraction), put back in place of what implicit
- * conversion made of it (`"1234567890123456800"`), so that the check refuses it; anything else as converted.
- *
- * @internal
- */
-export function keepInexactNumbers(params: SentParams): unknown {
-  const sent = sentValue(params);
-  const inexact = (item: unknown) => typeof item === 'number' && !Number.isSafeInteger(item);
-  const value = params.value;
-  if (inexact(sent)) return sent;
+  const sent: unknown = (obj as Record<string, unknown>)[key];
+  const undone = (item: unknown, sentItem: unknown): unknown =>
+    typeof sentItem === 'number' && !Number.isSafeInteger(sentItem) && item === String(sentItem) ? sentItem : item;
   if (Array.isArray(sent) && Array.isArray(value) && sent.length === value.length) {
     const sentItems: readonly unknown[] = sent;
     const items: readonly unknown[] = value;
-    return sentItems.some(inexact) ? items.map((item, i) => (inexact(sentItems[i]) ? sentItems[i] : item)) : value;
+    return items.some((item, i) => undone(item, sentItems[i]) !== item)
+      ? items.map((item, i) => undone(item, sentItems[i]))
+      : value;
   }
-  return value;
+  return undone(value, sent);
 }
 
 /**
- * A `bigint` field is recorded as holding any value (`design:type` `Object`): with `enableImplicitConversion`,
- * class-transformer would otherwise build it with `new BigInt()`, which throws for every input ("BigInt is not a
- * constructor"), a 500. The ID decorators read and check the value themselves.
+ * A `bigint` field is left unconverted by implicit conversion (`@Type(() => Object)`, which class-transformer reads
+ * before `design:type`): it would otherwise build it with `new BigInt()`, which throws for every input ("BigInt is
+ * not a constructor"), a 500. `design:type` itself stays `BigInt`, for GraphQL and Swagger to read. The ID decorators
+ * read and check the value themselves.
  *
  * @internal
  */
@@ -117,7 +112,13 @@ export function leaveUnconverted(target: object, property: string | symbol): voi
     getMetadata?: typeof Reflect.getMetadata;
     defineMetadata?: typeof Reflect.defineMetadata;
   };
-  if (reflect.getMetadata?.('design:type', target, property) === BigInt) {
-    reflect.defineMetadata?.('design:type', Object, target, property);
+  if (reflect.getMetadata?.('design:type', target, property) !== BigInt) return;
+  // `@Type()` also records the field's `design:type` as it finds it, and class-transformer builds an array sent to the
+  // field from that (`new BigInt()` again): it is shown `Object` for that moment, then `BigInt` again.
+  reflect.defineMetadata?.('design:type', Object, target, property);
+  try {
+    Type(() => Object)(target, property);
+  } finally {
+    reflect.defineMetadata?.('design:type', BigInt, target, property);
   }
 }

@@ -3,7 +3,7 @@ import { rejectUnknownKeys } from '../core/option-checks.js';
 import type { SnowflakeIdForm } from '../core/id-form.js';
 import { SnowflakeConfigError } from '../core/errors.js';
 import { checkIdForm } from '../core/id-form.check.js';
-import { leaveUnconverted, readId, sentValue, UnreadSnowflakeId } from './id-reading.js';
+import { keepInexactNumbers, leaveUnconverted, readId, UnreadSnowflakeId } from './id-reading.js';
 import { writeMetadata } from './to-snowflake-id.metadata.js';
 
 /**
@@ -55,7 +55,7 @@ export function ToSnowflakeId(options: ToSnowflakeIdOptions = {}): PropertyDecor
   };
   const transform = Transform(
     (params: TransformFnParams) => {
-      const value = sentValue(params);
+      const value = keepInexactNumbers(params);
       return options.each === true && Array.isArray(value) ? value.map(read) : read(value);
     },
     { toClassOnly: true },

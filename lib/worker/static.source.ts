@@ -31,7 +31,7 @@ export class StaticWorkerSource implements WorkerIdSource {
     // Stopped while the lock was being taken: it is not kept.
     if (this.stopped) unlock();
     else this.unlock = unlock;
-    const floor = this.lock === null ? -1 : await startAfterHandover(context.layout, context.clock);
+    const floor = await startAfterHandover(context.layout, context.clock);
     context.logger.log(`Using ${this.kind} worker ID ${this.workerId} (datacenter ${this.datacenterId})`);
     return { ...this.assignment, floor };
   }
@@ -53,22 +53,31 @@ export class StaticWorkerSource implements WorkerIdSource {
 }
 
 /**
- * The floor of a worker ID taken through the host lock: the time unit the lock was taken in, waited out. The holder
- * before (a process restarted on the host, a worker thread the lock passed to) may have issued in that very unit, and
+ * The floor of a fixed worker ID: the time unit it was taken in (through the host lock, or without it), waited out. The
+ * holder before (a process restarted on the host, a worker thread the lock passed to) may have issued in that very unit, and
  * nothing records how far its sequence went, so this holder starts in the next one: a wait of at most one time unit
  * at boot (1 ms by default, 10 ms on `js-safe`). A clock set back across the handover is the ceiling file's to cover.
- * A clock that stands still (a test's fixed clock, whose time the test moves itself) gets no floor: it reads no
- * machine's time that another holder shared.
+ * A clock that stands still (a test's fixed clock, whose time the test moves itself) reads no machine's time that
+ * another holder shared: one that has not moved at all after one time unit and {@link STANDING_CLOCK_MS} of real
+ * time gets no floor. A clock that moved, if slowly or back, keeps it.
  */
 async function startAfterHandover(frame: TimeFrame, clock: Clock): Promise<number> {
   const takenAtMs = clock.now();
   const takenIn = ticksAtMs(frame, takenAtMs);
-  await sleep(1);
-  if (clock.now() === takenAtMs) return -1;
-  const leftMs = msAtTicks(frame, takenIn + 1) - clock.now();
-  if (leftMs > 0) await sleep(Math.ceil(leftMs));
-  return takenIn;
+  const giveUpAt = performance.now() + frame.timeUnitMs + STANDING_CLOCK_MS;
+  let moved = false;
+  for (;;) {
+    const nowMs = clock.now();
+    moved ||= nowMs !== takenAtMs;
+    if (ticksAtMs(frame, nowMs) > takenIn) return takenIn;
+    if (performance.now() > giveUpAt) return moved ? takenIn : -1;
+    // Node's timers run on whole milliseconds of the loop's time, so a 1 ms timer may fire before the clock moves.
+    await sleep(Math.max(1, Math.ceil(msAtTicks(frame, takenIn + 1) - nowMs)));
+  }
 }
+
+/** How long past one time unit a clock may stay unmoved before it counts as one that stands still. */
+const STANDING_CLOCK_MS = 50;
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));

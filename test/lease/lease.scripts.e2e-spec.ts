@@ -364,6 +364,16 @@ describe('lease scripts (real redis-server)', () => {
     expect((await claim('a2', 4)).kind).toBe('ok');
   });
 
+  it('renews a lease live on the server though the holder missed the answer that extended it (a lost reply)', async () => {
+    const a = await held('a');
+    await new Promise((resolve) => setTimeout(resolve, TTL / 2));
+    // A renewal ran on the server, but its answer never reached the holder, which still knows only the first expiry.
+    const extended = await renew({ id: a.id, token: 'a', marker: a.marker, previousExpiry: a.expiry });
+    expect(extended.kind).toBe('ok');
+    await new Promise((resolve) => setTimeout(resolve, a.expiry - Date.now() + 50));
+    expect((await renew({ id: a.id, token: 'a', marker: a.marker, previousExpiry: a.expiry })).kind).toBe('ok');
+  });
+
   // The same paused primary, the other way round: its `ok` reached the holder, whose next renewal then reaches the
   // promoted node, whose marker is older than the one the holder holds and has settled, which reads as a rollback.
   // An ID another holder took under that marker and holds now stays that holder's.
@@ -371,13 +381,14 @@ describe('lease scripts (real redis-server)', () => {
     const a = await held('a');
     const meta = scripts.keys.meta;
     const record = `${scripts.keys.recordPrefix}${a.id}`;
-    const [seconds] = await redis.time();
-    const now = Number(seconds) * 1000;
+    const [seconds, micros] = await redis.time();
+    const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
     // The promoted node's data: another marker, created long ago, under which b holds a's ID.
     await redis.hset(meta, 'marker', 'promoted', 'created', now - 60_000);
     await redis.hset(record, 'token', 'b', 'marker', 'promoted');
-    await redis.zadd(scripts.keys.expiry, now + TTL, String(a.id));
-    expect(await renew({ id: a.id, token: 'a', marker: a.marker, previousExpiry: now + TTL })).toMatchObject({
+    await redis.zadd(scripts.keys.expiry, now + 5 * TTL, String(a.id));
+    // a's own lease, as the paused primary confirmed it, runs for a while yet: a proof that it has not lapsed.
+    expect(await renew({ id: a.id, token: 'a', marker: a.marker, previousExpiry: now + 5 * TTL })).toMatchObject({
       kind: 'lost',
       reason: 'taken',
     });

@@ -60,8 +60,8 @@ export function scriptsFor(bug: PlantedBug | undefined): Record<ScriptName, stri
   if (bug === 'lapse-unchecked') {
     scripts.renew = patch(
       scripts.renew,
-      "if previous_expiry <= now then return {'lost', 'lapsed', now, server} end",
-      '',
+      "if math.max(previous_expiry, tonumber(redis.call('ZSCORE', EXPIRY, id) or '-1')) <= now then",
+      'if false then',
     );
   }
   if (bug === 'layout-unchecked') {

@@ -17,6 +17,7 @@ import { SnowflakeCodec } from '../../lib/core/codec.js';
 import { tempDirectory } from '../support/temp-dir.js';
 
 const SCRIPT = fileURLToPath(new URL('./fixtures/static-handover-app.mjs', import.meta.url));
+const THREADS = fileURLToPath(new URL('./fixtures/thread-handover.mjs', import.meta.url));
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const run = promisify(execFile);
 const temp = tempDirectory('snowflake-static-handover-');
@@ -51,6 +52,18 @@ describe('a fixed worker ID handed to the next holder on the host', () => {
     const repeated = after.filter((id) => before.includes(id));
     expect({ repeated: repeated.length, lowest: after[0] > before.at(-1)! }).toEqual({ repeated: 0, lowest: true });
     expect(codec.decode(after[0])).toMatchObject({ timestamp: second + 1000, sequence: 0, workerId: 3 });
+  });
+
+  it('worker threads handing the ID back and forth (js-safe, 10 ms unit) never start inside the unit before', async () => {
+    // Found by a review of the first version, which took a clock unmoved after a 1 ms timer for a test's fixed clock:
+    // Node's timers run on whole milliseconds of the loop's time, and 2 to 3 rounds in 100 repeated IDs.
+    const { stdout } = await run(
+      process.execPath,
+      [THREADS, JSON.stringify({ dir: temp.path('thread-locks'), rounds: 150 })],
+      { env: { ...process.env, NODE_OPTIONS: '' } },
+    );
+    const line = stdout.split('\n').find((text) => text.startsWith('HANDED '))!;
+    expect(JSON.parse(line.slice('HANDED '.length))).toEqual({ rounds: 150, repeated: 0, below: 0 });
   });
 
   it('two copies of the library in one process: an app of the second continues above the first one’s IDs', async () => {

@@ -160,7 +160,11 @@ if exists and owner ~= token then return {'lost', owner and 'taken' or 'missing'
 -- A lease that lapsed on this server is over, even though nobody took its ID here: a primary paused (SIGSTOP, a VM
 -- pause) past its replica's promotion answers from its old data, with this holder's token still on the record, while
 -- the promoted node may have handed the ID out. The holder claims again (its record's ceiling is its floor).
-if previous_expiry <= now then return {'lost', 'lapsed', now, server} end
+-- The server's own expiry counts too: a renewal it ran whose answer the holder never had (lost, or unconfirmed)
+-- extended the lease without the holder knowing.
+if math.max(previous_expiry, tonumber(redis.call('ZSCORE', EXPIRY, id) or '-1')) <= now then
+  return {'lost', 'lapsed', now, server}
+end
 local ceiling = math.max(tonumber(redis.call('HGET', key, 'ceiling') or '0'), wanted_ceiling)
 redis.call('HSET', key, 'token', token, 'marker', marker, 'ceiling', ceiling, 'rev', rev)
 set_expiry(id, expiry)
