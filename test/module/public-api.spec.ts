@@ -44,6 +44,7 @@ describe('nestjs-snowflake/http', () => {
       'BigIntSerializerInterceptor',
       'ParseSnowflakeIdPipe',
       'SnowflakeExceptionFilter',
+      'SnowflakeIdBody',
       'SnowflakeIdParam',
       'SnowflakeIdQuery',
       'bigintsToStrings',
