@@ -100,25 +100,28 @@ export function keepInexactNumbers({ value, obj, key }: SentParams): unknown {
 }
 
 /**
- * A `bigint` field is left unconverted by implicit conversion (`@Type(() => Object)`, which class-transformer reads
- * before `design:type`): it would otherwise build it with `new BigInt()`, which throws for every input ("BigInt is
- * not a constructor"), a 500. `design:type` itself stays `BigInt`, for GraphQL and Swagger to read. The ID decorators
- * read and check the value themselves.
+ * A field is left unconverted by implicit conversion (`@Type(() => Object)`, which class-transformer reads before
+ * `design:type`) when it is declared as one of `types`: it would build a `bigint` field with `new BigInt()`, which
+ * throws for every input ("BigInt is not a constructor"), a 500; and it would turn a rounded JSON number into an
+ * all-digit string in a `string` field, which no later transform can tell from an ID sent as text when the field's
+ * key in the body is another (`@Expose({ name })`). `design:type` itself stays as declared, for GraphQL and Swagger.
+ * The ID decorators read and check the value themselves.
  *
  * @internal
  */
-export function leaveUnconverted(target: object, property: string | symbol): void {
+export function leaveUnconverted(target: object, property: string | symbol, types: readonly unknown[]): void {
   const reflect = Reflect as {
     getMetadata?: typeof Reflect.getMetadata;
     defineMetadata?: typeof Reflect.defineMetadata;
   };
-  if (reflect.getMetadata?.('design:type', target, property) !== BigInt) return;
+  const declared: unknown = reflect.getMetadata?.('design:type', target, property);
+  if (!types.includes(declared)) return;
   // `@Type()` also records the field's `design:type` as it finds it, and class-transformer builds an array sent to the
-  // field from that (`new BigInt()` again): it is shown `Object` for that moment, then `BigInt` again.
+  // field from that (`new BigInt()` again): it is shown `Object` for that moment, then the declared type again.
   reflect.defineMetadata?.('design:type', Object, target, property);
   try {
     Type(() => Object)(target, property);
   } finally {
-    reflect.defineMetadata?.('design:type', BigInt, target, property);
+    reflect.defineMetadata?.('design:type', declared, target, property);
   }
 }

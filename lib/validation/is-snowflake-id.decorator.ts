@@ -63,7 +63,7 @@ export function IsSnowflakeId(options: IsSnowflakeIdOptions = {}): PropertyDecor
   };
   return (target, property) => {
     keepInexact(target, property);
-    leaveUnconverted(target, property);
+    leaveUnconverted(target, property, [BigInt]);
     registerDecorator({
       name: 'isSnowflakeId',
       target: target.constructor,

@@ -63,6 +63,6 @@ export function ToSnowflakeId(options: ToSnowflakeIdOptions = {}): PropertyDecor
   return (target, property) => {
     writeMetadata(target, property, { form, to });
     transform(target, property);
-    leaveUnconverted(target, property);
+    leaveUnconverted(target, property, [BigInt, String]);
   };
 }

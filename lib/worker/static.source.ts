@@ -72,7 +72,9 @@ async function startAfterHandover(frame: TimeFrame, clock: Clock): Promise<numbe
     if (ticksAtMs(frame, nowMs) > takenIn) return takenIn;
     if (performance.now() > giveUpAt) return moved ? takenIn : -1;
     // Node's timers run on whole milliseconds of the loop's time, so a 1 ms timer may fire before the clock moves.
-    await sleep(Math.max(1, Math.ceil(msAtTicks(frame, takenIn + 1) - nowMs)));
+    // Never past the give-up time: a clock stepped back meanwhile would otherwise hold the start for the whole step.
+    const untilNextUnitMs = Math.ceil(msAtTicks(frame, takenIn + 1) - nowMs);
+    await sleep(Math.max(1, Math.min(untilNextUnitMs, Math.ceil(giveUpAt - performance.now()))));
   }
 }
 

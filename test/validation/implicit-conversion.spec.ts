@@ -22,6 +22,10 @@ class Renamed {
   @Expose({ name: 'user_id' }) @IsSnowflakeId() @ToSnowflakeId() userId!: bigint;
 }
 
+class RenamedText {
+  @Expose({ name: 'coupon_id' }) @IsSnowflakeId() @ToSnowflakeId({ to: 'string' }) couponId!: string;
+}
+
 class Trimmed {
   // class-transformer runs a field's transforms from the top down: the app's own runs before @ToSnowflakeId().
   @IsSnowflakeId()
@@ -61,6 +65,16 @@ describe('the ID decorators under implicit conversion', () => {
     const body = '{"user_id": "1", "userId": "2"}';
     expect(read(Renamed, body, { ...implicit, excludeExtraneousValues: true }).userId).toBe(1n);
     expect(read(Renamed, body, { excludeExtraneousValues: true }).userId).toBe(1n);
+  });
+
+  it('refuse a rounded number in a renamed field read to a string, whose sent key is not the property’s', () => {
+    // Found by a review: the conversion made "9007199254740992" of it, which nothing after could tell from text.
+    expect(read(RenamedText, '{"coupon_id": 9007199254740993}').couponId).toEqual(
+      new UnreadSnowflakeId(9007199254740992),
+    );
+    expect(read(RenamedText, '{"coupon_id": "9007199254740993"}').couponId).toBe('9007199254740993');
+    expect(read(RenamedText, '{"coupon_id": 42}').couponId).toBe('42');
+    expect(Reflect.getMetadata('design:type', RenamedText.prototype, 'couponId')).toBe(String);
   });
 
   it('read what the app’s own transforms made of the value', () => {
