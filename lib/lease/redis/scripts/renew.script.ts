@@ -104,7 +104,8 @@ if marker == held_marker then
       -- The record gone and its expiry gone or older while this lease has not lapsed: the data is older than this
       -- holder's last claim or renewal (a rollback to before it claimed the ID). The namespace settles, as for any
       -- rollback, so that the claim this holder sends next cannot be handed a live holder's rolled-back ID. A later
-      -- expiry is another holder's claim since (its record evicted): nothing was rolled back.
+      -- expiry is another holder's claim since, or a renewal of this holder's whose answer it never had, the record
+      -- evicted since either way: nothing was rolled back, and the holder only claims again.
       if unlapsed and entry < previous_expiry then new_marker('rollback') end
       return {'lost', 'missing', now, server}
     end
