@@ -1,6 +1,7 @@
 import type { Clock } from '../core/clock.js';
 import { SnowflakeConfigError } from '../core/errors.js';
 import { msAtTicks, ticksAtMs, type TimeFrame } from '../core/time-units.js';
+import { abortableSleep } from './issue-wait.js';
 import { lockWorkerId, type WorkerLockSettings } from './worker-lock.js';
 import type { WorkerAssignment, WorkerIdSource, WorkerSourceContext } from './worker-source.js';
 
@@ -53,10 +54,10 @@ export class StaticWorkerSource implements WorkerIdSource {
 }
 
 /**
- * The floor of a fixed worker ID: the time unit it was taken in (through the host lock, or without it), waited out. The
- * holder before (a process restarted on the host, a worker thread the lock passed to) may have issued in that very unit, and
- * nothing records how far its sequence went, so this holder starts in the next one: a wait of at most one time unit
- * at boot (1 ms by default, 10 ms on `js-safe`). A clock set back across the handover is the ceiling file's to cover.
+ * The floor of a fixed worker ID: the time unit it was taken in (through the host lock, or without it), waited out.
+ * The holder before (a process restarted on the host, a worker thread the lock passed to) may have issued in that very
+ * unit, and nothing records how far its sequence went, so this holder starts in the next one: a wait of at most one
+ * time unit at boot (1 ms by default, 10 ms on `js-safe`). A clock set back across the handover is the ceiling file's to cover.
  * A clock that stands still (a test's fixed clock, whose time the test moves itself) reads no machine's time that
  * another holder shared: one that has not moved at all after one time unit and {@link STANDING_CLOCK_MS} of real
  * time gets no floor. A clock that moved, if slowly or back, keeps it.
@@ -74,16 +75,12 @@ async function startAfterHandover(frame: TimeFrame, clock: Clock): Promise<numbe
     // Node's timers run on whole milliseconds of the loop's time, so a 1 ms timer may fire before the clock moves.
     // Never past the give-up time: a clock stepped back meanwhile would otherwise hold the start for the whole step.
     const untilNextUnitMs = Math.ceil(msAtTicks(frame, takenIn + 1) - nowMs);
-    await sleep(Math.max(1, Math.min(untilNextUnitMs, Math.ceil(giveUpAt - performance.now()))));
+    await abortableSleep(Math.max(1, Math.min(untilNextUnitMs, Math.ceil(giveUpAt - performance.now()))), undefined);
   }
 }
 
 /** How long past one time unit a clock may stay unmoved before it counts as one that stands still. */
 const STANDING_CLOCK_MS = 50;
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
 
 /**
  * A StatefulSet pod name, `<name>-<ordinal>`: only digits after the last dash, no leading zeros except in `0` itself.
