@@ -40,14 +40,14 @@ describe('Redis topology faults', () => {
 
   it('a split brain that outlasts the settling, without the Sentinel confirmation, lets two holders share an ID', async () => {
     // DESIGN 10 and the README: the lease confirms the master with the Sentinels for exactly this case. The simulator
-    // leaves the confirmation out (its holders have no Sentinels), so a stale view longer than the settling is the
+    // leaves the confirmation out (its holders have no Sentinels, and the replicas are no Cluster), so a stale view longer than the settling is the
     // hole it closes; the search gives stale views only to schedules behind Sentinels for that reason.
     const result = await runSchedule(
       schedule([
         { at: 12_000, kind: 'failover', lagMs: 2_500, stale: [0], staleMs: 18_000 },
         { at: 12_100, kind: 'kill', holder: 1, downMs: 100 },
       ]),
-      { trace: true },
+      { trace: true, plainReplicas: true },
     );
     expect(result.violation?.kind).toMatch(/order|duplicate/);
   });
@@ -67,10 +67,19 @@ describe('Redis topology faults', () => {
   };
 
   it('without Sentinels, even a stale view of 5 s lets two holders share an ID when the old primary stops settling', async () => {
-    const result = await runSchedule({ ...twoFailovers, sentinels: false }, { trace: true });
+    const result = await runSchedule({ ...twoFailovers, sentinels: false }, { trace: true, plainReplicas: true });
     expect(result.violation?.kind).toBe('duplicate');
     // The stale holder's claim on the old primary took the ID that the other holder keeps on the promoted one.
     expect(after(result, 15_801).some((line) => /h0#1 claim ran \(on the old primary\): \["ok"/.test(line))).toBe(true);
+  });
+
+  it('the same two failovers on a Redis Cluster: the primaries do not confirm the stale holder’s claim', async () => {
+    const result = await runSchedule({ ...twoFailovers, sentinels: false }, { trace: true });
+    if (result.violation !== undefined) throw new Error(explain(result));
+    // Old primaries handed out IDs to stale holders' claims; none was issued under (no violation).
+    const lines = after(result, 8_761);
+    expect(lines.some((line) => /h\d#1 claim ran \(on the old primary\): \["ok"/.test(line))).toBe(true);
+    expect(after(result, 15_801).some((line) => /h0#1 issues as worker/.test(line))).toBe(true);
   });
 
   it('the same two failovers behind Sentinels: the stale holder gets no confirmation, and all issue again', async () => {

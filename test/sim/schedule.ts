@@ -231,6 +231,8 @@ export function scheduleArbitrary(options: { rollbacks?: boolean; mix?: FaultMix
         ms: fc.integer({ min: 200, max: 20_000 }),
         // Beyond `ms` in some: a stall the cluster rides out without a promotion.
         promoteAfterMs: fc.integer({ min: 1000, max: 25_000 }),
+        // How long it serves on its old data once it runs again, until a message of the cluster demotes it.
+        demoteAfterMs: fc.integer({ min: 0, max: 500 }),
       }),
       1,
     ),

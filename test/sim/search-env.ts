@@ -25,6 +25,7 @@ const PLANTED_BUGS: Record<PlantedBug, true> = {
   'layout-unchecked': true,
   'contract-margin-unchecked': true,
   'lapse-unchecked': true,
+  'cluster-unconfirmed': true,
 };
 
 export interface SearchSettings {

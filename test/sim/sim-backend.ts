@@ -12,6 +12,7 @@ import {
   type ServerStamp,
 } from '../../lib/lease/redis/lease.protocol.js';
 import type { LeaseSettings } from '../../lib/lease/lease.settings.js';
+import type { ClusterConfirm } from '../../lib/lease/redis/cluster.confirm.js';
 import type { SentinelConfirm } from '../../lib/lease/redis/sentinel.confirm.js';
 import type { Reply } from './redis-model.js';
 
@@ -38,6 +39,7 @@ export interface ReplyTamper {
 export class SimBackend implements LeaseBackend {
   private readonly protocol: LeaseProtocol;
   private fresh = 0;
+  private readonly metaKey: string;
 
   constructor(
     private readonly link: SimLink,
@@ -48,8 +50,11 @@ export class SimBackend implements LeaseBackend {
     private readonly tamper: ReplyTamper = {},
     /** With Sentinels: the real confirmation over simulated Sentinels, and how the connection finds the master again. */
     private readonly sentinel?: { confirm: SentinelConfirm; reconnect: () => void },
+    /** Without Sentinels, a Cluster: the real confirmation of claims over the simulated cluster nodes. */
+    private readonly cluster?: ClusterConfirm,
   ) {
     this.protocol = new LeaseProtocol(keys, settings);
+    this.metaKey = keys.meta;
   }
 
   connect(): Promise<void> {
@@ -78,9 +83,16 @@ export class SimBackend implements LeaseBackend {
     return this.stamped(LeaseProtocol.decodeNote(await this.call('note', id, args)));
   }
 
-  /** As RedisLeaseBackend's: the master confirmed by a majority of the Sentinels, else why not (and reconnect). */
+  /**
+   * As RedisLeaseBackend's: the master confirmed by a majority of the Sentinels, else why not (and reconnect); on a
+   * Cluster, a claim's primary confirmed by a majority of the primaries.
+   */
   async confirm(reply: ServerStamp, what: string): Promise<string | undefined> {
-    if (this.sentinel === undefined) return undefined;
+    if (this.sentinel === undefined) {
+      if (this.cluster === undefined || what !== 'claim') return undefined;
+      const verdict = await this.cluster.confirm(reply.runId, this.metaKey);
+      return verdict.kind === 'unconfirmed' ? `the claim is not confirmed: ${verdict.detail}` : undefined;
+    }
     const verdict = await this.sentinel.confirm.confirm(reply.runId);
     if (verdict.kind === 'confirmed') return undefined;
     if (verdict.kind === 'replaced' || verdict.elsewhere) this.sentinel.reconnect();

@@ -34,7 +34,9 @@ export type PlantedBug =
  * - `contract-margin-unchecked`: a free ID whose record is gone waits only the claimer's own margin after its lease
  *   ended, whatever clock numbers the contract it replaced allowed (found by a review, fixed since);
  * - `lapse-unchecked`: a renewal that reaches the server after its lease lapsed there answers `ok` while the token
- *   is still on the record (found by a review: a primary paused past its replica's promotion, fixed since).
+ *   is still on the record (found by a review: a primary paused past its replica's promotion, fixed since);
+ * - `cluster-unconfirmed`: a claim on a Cluster is not checked against the primaries' view of the slot's primary (a
+ *   claim that waited in a paused primary's socket is handed an ID the promoted node handed out, fixed since).
  */
 export type PreFixBehaviour =
   | 'settle-one-ttl'
@@ -45,7 +47,8 @@ export type PreFixBehaviour =
   | 'contract-not-held-back'
   | 'layout-unchecked'
   | 'contract-margin-unchecked'
-  | 'lapse-unchecked';
+  | 'lapse-unchecked'
+  | 'cluster-unconfirmed';
 
 /** The planted bugs' patched scripts: settling never lasts, a lapsed lease counts as proof. */
 export function scriptsFor(bug: PlantedBug | undefined): Record<ScriptName, string> {

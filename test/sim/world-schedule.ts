@@ -80,9 +80,10 @@ export type Fault =
    * The primary paused for `ms` (SIGSTOP, a VM paused, a stall): requests wait in its sockets, and the connections
    * open to it stay with it (no error, no MOVED). After `promoteAfterMs`, if shorter, the cluster promotes its replica
    * (every write: a paused primary takes none), which processes started since reach. When the primary runs again, it
-   * runs the waiting requests on its old data, then its clients are moved to the promoted node.
+   * runs the waiting requests on its old data; replaced, it serves its clients' next requests there too for
+   * `demoteAfterMs` (default 0), until a message of the cluster demotes it; then they are moved to the promoted node.
    */
-  | { at: number; kind: 'redis-pause'; ms: number; promoteAfterMs: number }
+  | { at: number; kind: 'redis-pause'; ms: number; promoteAfterMs: number; demoteAfterMs?: number }
   /**
    * `maxmemory-policy allkeys-lru` above `maxmemory` for `ms`, with the app's own keys beside the namespace's: at every
    * step, each of the namespace's keys idle for `idleMs` or more is evicted (the app's keys live about that long).

@@ -37,6 +37,8 @@ import { leaseKeys } from '../../lib/lease/lease.keys.js';
 import type { RedisClientLike } from '../../lib/lease/lease.options.js';
 import type { SearchFigures } from './report-figures.mjs';
 import { RedisWorkerSource } from '../../lib/lease/redis-worker.source.js';
+import { ClusterConfirm } from '../../lib/lease/redis/cluster.confirm.js';
+import { nodeReply } from './cluster-nodes.js';
 import { SentinelConfirm } from '../../lib/lease/redis/sentinel.confirm.js';
 import type { Layout } from '../../lib/core/layout.js';
 import { IdService } from '../../lib/module/id.service.js';
@@ -96,6 +98,11 @@ export interface RunResult extends Omit<SearchFigures, 'schedules' | 'wallMs'> {
 
 export interface RunOptions {
   bug?: PlantedBug;
+  /**
+   * Without Sentinels, replicas that an operator or a provider promotes, not a Redis Cluster: nothing confirms a
+   * claim. (By default a schedule without Sentinels runs on a Cluster, whose primaries confirm each claim.)
+   */
+  plainReplicas?: boolean;
   /** Keeps a readable timeline (slower). */
   trace?: boolean;
   /** Holders exempt from the liveness check (a canary the namespace refuses). */
@@ -216,7 +223,9 @@ class World {
    * A `redis-pause` under way: the paused primary, until when, the requests waiting in its sockets, and the processes
    * connected to it when it paused (they keep sending to it; processes started since reach the promoted node).
    */
-  private frozen: { server: RedisModel; until: number; queue: (() => void)[]; connected: Set<SimProcess> } | undefined;
+  private frozen:
+    | { server: RedisModel; until: number; queue: (() => void)[]; connected: Set<SimProcess>; demoteMs: number }
+    | undefined;
   /** A `pressure` fault under way: until when, and how long a key may stay idle. */
   private idlePressure = { until: 0, idleMs: 0 };
   private violation: Violation | undefined;
@@ -368,13 +377,17 @@ class World {
     };
     const link: SimLink = { run: (script, keys, args) => this.roundTrip(holder, process, script, keys, args) };
     const sentinel = this.schedule.sentinels ? this.sentinelsFor(holder, process) : undefined;
+    const cluster =
+      this.schedule.sentinels || this.options.plainReplicas || this.options.bug === 'cluster-unconfirmed'
+        ? undefined
+        : this.clusterFor(holder, process);
     // The lease's pick of which free ID a contended claim tries, from a stream of its own seeded by the schedule:
     // a replay makes the same picks, and the world's own draws (faults, delays) stay as they were.
     const picks = mulberry32((this.schedule.seed * 7919 + holder.slot * 131 + holder.incarnation) >>> 0);
     let source: WorkerIdSource = new RedisWorkerSource(
       settings,
       0,
-      (s, keys) => Promise.resolve(new SimBackend(link, s, keys, name, holder.incarnation, tamper, sentinel)),
+      (s, keys) => Promise.resolve(new SimBackend(link, s, keys, name, holder.incarnation, tamper, sentinel, cluster)),
       picks,
     );
     if (this.options.bug === 'fence' || this.options.bug === 'fence-and-ceiling') {
@@ -709,6 +722,49 @@ class World {
     };
   }
 
+  // ---- Cluster nodes ---------------------------------------------------------------------------------------------
+
+  /**
+   * The lease's own ClusterConfirm, over the nodes this holder's client knows: the node its requests reach (the
+   * slot's primary, or an old primary it is still connected to), the primary that serves the slot now, and the other
+   * two primaries of the cluster (the three serve a third of the slots each).
+   */
+  private clusterFor(holder: Holder, process: SimProcess): ClusterConfirm {
+    const ask = (node: RedisModel | number) => ({
+      call: (command: string, ...args: string[]) => this.askNode(holder, process, node, [command, ...args]),
+    });
+    const client = {
+      isCluster: true as const,
+      nodes: () => {
+        const reached = this.serverFor(holder, process);
+        return [...(reached === this.model ? [reached] : [reached, this.model]), 1, 2].map(ask);
+      },
+    };
+    return ClusterConfirm.forClient(client, 2000)!;
+  }
+
+  /**
+   * A cluster node's answer to INFO, CLUSTER NODES and CLUSTER KEYSLOT over this holder's network: the slot's
+   * primary (a server) or another primary (1, 2). Every node names the server that serves the slot now, but an old
+   * primary, which names itself until it learns of its demotion (while it is paused, or just after); a paused one
+   * answers when it runs again.
+   */
+  private askNode(holder: Holder, process: SimProcess, node: RedisModel | number, command: string[]): Promise<unknown> {
+    return new Promise((resolve) => {
+      if (process.dead || holder.link.requestsCutUntil > this.t) return;
+      const answer = () => {
+        if (holder.link.repliesCutUntil > this.t) return;
+        const reply = nodeReply(node, this.model, command);
+        setTimeout(() => this.whenRunning(holder, () => process.dead || resolve(reply)), this.delay(holder.link));
+      };
+      setTimeout(() => {
+        const frozen = this.frozen;
+        if (frozen !== undefined && node === frozen.server && this.t < frozen.until) frozen.queue.push(answer);
+        else answer();
+      }, this.delay(holder.link));
+    });
+  }
+
   /** SENTINEL MASTER sim, as Sentinel i sees it when the request arrives; nothing while the link is cut. */
   private askSentinel(holder: Holder, process: SimProcess, i: number): Promise<unknown> {
     return new Promise((resolve) => {
@@ -801,7 +857,8 @@ class World {
         this.thaw();
         const connected = new Set<SimProcess>();
         for (const h of this.holders) if (h.process !== undefined && !h.process.dead) connected.add(h.process);
-        this.frozen = { server: this.model, until: this.t + fault.ms, queue: [], connected };
+        const demoteMs = fault.demoteAfterMs ?? 0;
+        this.frozen = { server: this.model, until: this.t + fault.ms, queue: [], connected, demoteMs };
         if (fault.promoteAfterMs < fault.ms) {
           // The cluster sees the primary down and promotes its replica, which has every write (a paused primary
           // takes none).
@@ -976,8 +1033,9 @@ class World {
 
   /**
    * The paused primary runs again: first the requests that waited in its sockets, on its old data, as its event loop
-   * reads them before any message of the cluster's that demotes it; then its clients are told MOVED and go to the
-   * promoted node (or, without a promotion, on as before).
+   * reads them before any message of the cluster's that demotes it; replaced meanwhile, it serves its clients' next
+   * requests there too for `demoteAfterMs`, until it learns of its demotion; then its clients are told MOVED and go to
+   * the promoted node (or, without a promotion, on as before).
    */
   private thaw(): void {
     const frozen = this.frozen;
@@ -986,6 +1044,13 @@ class World {
     this.log(`the paused Redis runs again: ${frozen.queue.length} waiting request(s) run on its data`);
     for (const run of frozen.queue.splice(0)) run();
     this.frozen = undefined;
+    if (frozen.server === this.model || frozen.demoteMs === 0) return;
+    // Replaced while it was paused, it serves its clients on its old data until a message of the cluster demotes it.
+    for (const holder of this.holders) {
+      if (holder.process === undefined || !frozen.connected.has(holder.process)) continue;
+      holder.staleServer = frozen.server;
+      holder.staleUntil = Math.max(holder.staleUntil, this.t + frozen.demoteMs);
+    }
   }
 
   private snapshotAgo(agoMs: number): Snapshot {

@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { LeaseBackend } from '../lease.backend.js';
 import type { LeaseKeys } from '../lease.keys.js';
 import type { LeaseSettings } from '../lease.settings.js';
+import { ClusterConfirm } from './cluster.confirm.js';
 import { checkClusterTiming } from './cluster.timing.js';
 import { LeaseClient } from './lease.client.js';
 import {
@@ -25,16 +26,21 @@ export const SENTINEL_PROPAGATION_MS = 3000;
 export class RedisLeaseBackend implements LeaseBackend {
   private readonly protocol: LeaseProtocol;
   private readonly sentinel: SentinelConfirm | undefined;
+  private readonly cluster: ClusterConfirm | undefined;
+  /** The logger of the lease's set-up, for what a later round finds about it (once). */
+  private logger: LoggerService | undefined;
+  private clusterUncheckedTold = false;
 
   private constructor(
     private readonly client: LeaseClient,
     private readonly settings: LeaseSettings,
-    keys: LeaseKeys,
+    private readonly keys: LeaseKeys,
   ) {
     this.protocol = new LeaseProtocol(keys, settings);
     this.sentinel = settings.confirmWithSentinels
       ? SentinelConfirm.forClient(settings.client, settings.connectTimeoutMs)
       : undefined;
+    this.cluster = ClusterConfirm.forClient(settings.client, settings.connectTimeoutMs);
   }
 
   static async create(settings: LeaseSettings, keys: LeaseKeys): Promise<RedisLeaseBackend> {
@@ -71,7 +77,30 @@ export class RedisLeaseBackend implements LeaseBackend {
   }
 
   async confirm(reply: ServerStamp, what: string): Promise<string | undefined> {
-    return (await this.confirmMaster(reply, what)) ?? (await this.replicasMissing(what));
+    return (
+      (await this.confirmMaster(reply, what)) ??
+      (what === 'claim' ? await this.confirmSlotPrimary(reply) : undefined) ??
+      (await this.replicasMissing(what))
+    );
+  }
+
+  /**
+   * With a Cluster, whether a majority of the primaries name the process that answered a claim as the primary of
+   * the namespace's slot (a paused primary answers what waited in its sockets before it learns it was demoted).
+   */
+  private async confirmSlotPrimary(reply: ServerStamp): Promise<string | undefined> {
+    if (this.cluster === undefined) return undefined;
+    const verdict = await this.cluster.confirm(reply.runId, this.keys.meta);
+    if (verdict.kind === 'unsupported' && !this.clusterUncheckedTold) {
+      this.clusterUncheckedTold = true;
+      this.logger?.warn(
+        `The Redis Cluster refuses CLUSTER NODES (${verdict.detail}): claims are not checked against the cluster's ` +
+          "view of the namespace's primary, so a primary paused past its replica's promotion may hand out, when it " +
+          'runs again, a worker ID the promoted node handed out. Allow CLUSTER NODES to the lease (an ACL, or ask ' +
+          'the provider).',
+      );
+    }
+    return verdict.kind === 'unconfirmed' ? `the claim is not confirmed: ${verdict.detail}` : undefined;
   }
 
   /**
@@ -108,6 +137,7 @@ export class RedisLeaseBackend implements LeaseBackend {
    */
   async checkSetup(logger: LoggerService): Promise<void> {
     await checkClusterTiming(this.settings.client, this.settings, logger);
+    this.logger = logger;
     const sentinel = this.sentinel;
     if (sentinel === undefined) return;
     const setup = await sentinel.setup();
