@@ -112,7 +112,7 @@ describe('Redis lease on a Cluster whose primary is paused past its replica’s 
     return module;
   }
 
-  it('refuses the claim the paused primary answers from its old data: the two instances hold distinct worker IDs', async () => {
+  it('an instance on each side of the promotion: distinct worker IDs, and only the promoted node is confirmed', async () => {
     // A client connected to the primary before it paused: its requests go on waiting in that socket (no socket error,
     // no MOVED), as an app's long-lived client's do.
     const early = cluster(owner);
