@@ -1,4 +1,4 @@
-import { describe, expect, it } from '@jest/globals';
+import { afterEach, describe, expect, it } from '@jest/globals';
 import { ClusterConfirm, parseView } from '../../lib/lease/redis/cluster.confirm.js';
 
 /** A CLUSTER NODES line as Redis writes it. */
@@ -6,13 +6,17 @@ function line(id: string, flags: string, slots: string): string {
   return `${id} 127.0.0.1:7000@17000 ${flags} - 0 0 1 connected ${slots}`.trimEnd();
 }
 
+/** Calls to hung nodes, ended after each test (so that no time limit's timer outlives it). */
+const hanging: (() => void)[] = [];
+afterEach(() => hanging.splice(0).forEach((end) => end()));
+
 /** A node that answers INFO, CLUSTER NODES and CLUSTER KEYSLOT, or fails as told. */
 function node(runId: string, nodes: string[], fail?: 'refuse' | 'hang') {
   const keys: string[] = [];
   return {
     keys,
     call(command: string, ...args: string[]): Promise<unknown> {
-      if (fail === 'hang') return new Promise(() => undefined);
+      if (fail === 'hang') return new Promise((_, reject) => hanging.push(() => reject(new Error('closed'))));
       if (command === 'CLUSTER' && args[0] === 'NODES' && fail === 'refuse') {
         return Promise.reject(
           Object.assign(new Error("NOPERM this user has no permissions to run 'cluster|nodes'"), {
@@ -35,8 +39,8 @@ const others = (me?: 'b' | 'c') => [
   line('c', me === 'c' ? 'myself,master' : 'master', '10923-16383'),
 ];
 
-function cluster(nodes: ReturnType<typeof node>[], keyPrefix?: string) {
-  return ClusterConfirm.forClient({ isCluster: true, options: { keyPrefix }, nodes: () => nodes }, 50)!;
+function cluster(nodes: ReturnType<typeof node>[], keyPrefix?: string, timeoutMs = 50) {
+  return ClusterConfirm.forClient({ isCluster: true, options: { keyPrefix }, nodes: () => nodes }, timeoutMs)!;
 }
 
 describe('ClusterConfirm', () => {
@@ -49,7 +53,8 @@ describe('ClusterConfirm', () => {
     const a = node('runa', [line('a', 'myself,master', '0-5460'), ...others()]);
     const b = node('runb', [line('a', 'master', '0-5460'), ...others('b')]);
     const hung = node('runc', [], 'hang');
-    await expect(cluster([a, b, hung]).confirm('runa:replid', 'k')).resolves.toEqual({
+    // A majority's answers are enough: the hung node's time limit (a minute here) is not waited for.
+    await expect(cluster([a, b, hung], undefined, 60_000).confirm('runa:replid', 'k')).resolves.toEqual({
       kind: 'confirmed',
       confirmations: 2,
       of: 3,

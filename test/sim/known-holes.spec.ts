@@ -203,11 +203,11 @@ describe('known holes, as scripted schedules', () => {
   // promotion; a new process took a lapsed ID on the promoted node once it settled; when the paused primary ran
   // again, it answered the renewal its holder still had in flight from its old data, where the token was still on
   // the record, and the holder issued on beside the new one. A renewal that reaches the server after its lease lapsed
-  // there is now lost (`lapsed`). The pause's length puts the thaw 140 ms after the holders' renewals were sent.
+  // there is now lost (`lapsed`). The pause's length puts the thaw just after the holders' renewals were sent.
   it('a primary paused past its promotion cannot renew a lease that lapsed while it was paused', async () => {
     const holders = [{ skewMs: 0 }, { skewMs: 10 }, { skewMs: -10 }, { skewMs: 5 }, { skewMs: 0, startAtMs: 15_000 }];
     const paused: Schedule = {
-      ...schedule([{ at: 14_000, kind: 'redis-pause', ms: 15_360, promoteAfterMs: 1_500 }], holders),
+      ...schedule([{ at: 14_000, kind: 'redis-pause', ms: 15_380, promoteAfterMs: 1_500 }], holders),
       seed: 3,
     };
     // Five processes for four IDs: one of them waits for an ID after the faults, by design.

@@ -68,44 +68,40 @@ export class ClusterConfirm {
     // ioredis puts its key prefix before every key a command names, and a slot is the prefixed key's.
     const options = this.cluster.options;
     const prefixed = `${options?.keyPrefix ?? options?.redisOptions?.keyPrefix ?? ''}${key}`;
-    const answers = await Promise.all(nodes.map((node) => this.ask(node, prefixed)));
-    const views = answers.filter((answer): answer is NodeView => answer !== undefined && answer !== 'refused');
+    const answers = await this.askUntil(
+      nodes,
+      prefixed,
+      (views) => judge(views, runId, nodes.length).kind === 'confirmed',
+    );
+    const views = viewsOf(answers);
     if (views.length === 0 && answers.some((answer) => answer === 'refused')) {
       return { kind: 'unsupported', detail: 'CLUSTER NODES is refused' };
     }
-    const answering = views.find((view) => view.runId === runId);
-    const known = Math.max(1, ...views.map((view) => view.primaries));
-    const majority = Math.floor(known / 2) + 1;
-    if (answering === undefined) {
-      this.refresh();
-      return {
-        kind: 'unconfirmed',
-        detail:
-          `the Redis process that answered (${runId}) is not among the ${views.length} of ${nodes.length} cluster ` +
-          'nodes that answered',
-      };
-    }
-    let confirmations = 0;
-    const others = new Set<string>();
-    for (const view of views) {
-      if (!view.servesSlots) continue;
-      if (view.owner?.id === answering.myId && !view.owner.failing) confirmations++;
-      else if (view.owner !== undefined && view.owner.id !== answering.myId) others.add(view.owner.id);
-    }
-    if (confirmations >= majority && others.size === 0) return { kind: 'confirmed', confirmations, of: known };
+    const verdict = judge(views, runId, nodes.length);
     // A failover may be under way, or over: the client's map of the slots may name the old primary.
-    this.refresh();
-    return {
-      kind: 'unconfirmed',
-      detail:
-        `${confirmations} of ${known} primaries name the Redis process that answered (${runId}, node ` +
-        `${answering.myId}) as the primary of the namespace's slot and do not flag it failing (a majority, ` +
-        `${majority}, is needed)${others.size > 0 ? `; ${[...others].join(', ')} named instead` : ''}`,
-    };
+    if (verdict.kind !== 'confirmed') this.refresh();
+    return verdict;
+  }
+
+  /**
+   * Every node's answer, or those so far once they are `enough`: a majority confirms, whatever the others say, so a
+   * node that does not answer (down, paused) holds up a claim only while the answers so far do not confirm it.
+   */
+  private askUntil(nodes: NodeLike[], key: string, enough: (views: NodeView[]) => boolean): Promise<Answer[]> {
+    return new Promise((resolve) => {
+      const answers: Answer[] = [];
+      if (nodes.length === 0) resolve(answers);
+      for (const node of nodes) {
+        void this.ask(node, key).then((answer) => {
+          answers.push(answer);
+          if (answers.length === nodes.length || enough(viewsOf(answers))) resolve(answers);
+        });
+      }
+    });
   }
 
   /** A node's view, `refused` when it answers CLUSTER NODES with an error, undefined when it does not answer. */
-  private async ask(node: NodeLike, key: string): Promise<NodeView | 'refused' | undefined> {
+  private async ask(node: NodeLike, key: string): Promise<Answer> {
     try {
       const [info, nodes, slot] = await withTimeout(
         Promise.all([node.call('INFO', 'server'), node.call('CLUSTER', 'NODES'), node.call('CLUSTER', 'KEYSLOT', key)]),
@@ -121,6 +117,44 @@ export class ClusterConfirm {
   private refresh(): void {
     this.cluster.refreshSlotsCache?.(() => undefined);
   }
+}
+
+/** A node's view, `refused` (CLUSTER NODES answered with an error), or undefined (no answer in time). */
+type Answer = NodeView | 'refused' | undefined;
+
+function viewsOf(answers: readonly Answer[]): NodeView[] {
+  return answers.filter((answer): answer is NodeView => answer !== undefined && answer !== 'refused');
+}
+
+/**
+ * The verdict on the views so far: confirmed when a majority of the primaries (of the most any view counts) name
+ * the node whose `run_id` answered as the slot's primary without flagging it failing, and no primary names another.
+ */
+function judge(views: readonly NodeView[], runId: string, asked: number): ClusterVerdict {
+  const answering = views.find((view) => view.runId === runId);
+  const known = Math.max(1, ...views.map((view) => view.primaries));
+  const majority = Math.floor(known / 2) + 1;
+  if (answering === undefined) {
+    return {
+      kind: 'unconfirmed',
+      detail: `the Redis process that answered (${runId}) is not among the ${views.length} of ${asked} cluster nodes that answered`,
+    };
+  }
+  let confirmations = 0;
+  const others = new Set<string>();
+  for (const view of views) {
+    if (!view.servesSlots) continue;
+    if (view.owner?.id === answering.myId && !view.owner.failing) confirmations++;
+    else if (view.owner !== undefined && view.owner.id !== answering.myId) others.add(view.owner.id);
+  }
+  if (confirmations >= majority && others.size === 0) return { kind: 'confirmed', confirmations, of: known };
+  return {
+    kind: 'unconfirmed',
+    detail:
+      `${confirmations} of ${known} primaries name the Redis process that answered (${runId}, node ` +
+      `${answering.myId}) as the primary of the namespace's slot and do not flag it failing (a majority, ` +
+      `${majority}, is needed)${others.size > 0 ? `; ${[...others].join(', ')} named instead` : ''}`,
+  };
 }
 
 /** An error reply from Redis (ioredis's ReplyError), as against a timeout or a lost connection. */
