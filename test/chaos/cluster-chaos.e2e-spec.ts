@@ -9,12 +9,13 @@ import { fileURLToPath } from 'node:url';
  * (cluster-node-timeout 1000 ms), four processes issuing IDs through the module (dist/, which `npm test` builds
  * first) with an ioredis Cluster client each, and one round of the Cluster's fault kinds against the primary that
  * serves the namespace's slot: a graceful CLUSTER FAILOVER, the primary killed, a promoted replica that missed
- * writes, the primary cut from the cluster bus while its clients still reach it, and the slot moved under load in
- * small MIGRATE batches. Every ID is recorded and checked.
+ * writes, the primary cut from the cluster bus while its clients still reach it, the slot moved under load in
+ * small MIGRATE batches, and the primary paused past its replica's promotion, then run again before it learns it was
+ * demoted. Every ID is recorded and checked.
  */
 const RUNNER = fileURLToPath(new URL('./run.mjs', import.meta.url));
 const SEED = 1;
-const KINDS = ['failover', 'kill', 'lag', 'split', 'migrate'];
+const KINDS = ['failover', 'kill', 'lag', 'split', 'migrate', 'pause'];
 
 interface ClusterSummary {
   ok: boolean;
@@ -40,7 +41,7 @@ interface ClusterSummary {
   notes: string[];
 }
 
-describe('chaos run, Cluster profile (short form): failover, kill, lagging replica, split brain, slot move', () => {
+describe('chaos run, Cluster profile (short form): failover, kill, lagging replica, split brain, slot move, pause', () => {
   const dir = mkdtempSync(join(tmpdir(), 'snowflake-chaos-cluster-spec-'));
   let runner: ChildProcess | undefined;
 

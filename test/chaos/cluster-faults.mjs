@@ -1,6 +1,7 @@
 // The fault kinds of the chaos run's Cluster profile, each against the primary that serves the namespace's slot.
 // Each returns what it measured: `outageMs`, how long the namespace's slot had no primary that could run the lease's
 // scripts (a promotion, the split of a slot move), which report.mjs compares with the lease's proof window.
+import { SETTLE_AFTER_LOSS_MS } from '../../dist/lease/lease.contract.js';
 import { sleep, withClient } from './redis.mjs';
 
 /**
@@ -91,6 +92,47 @@ async function split(ctx) {
   }
 }
 
+/** How long a primary that runs again serves its clients before a message of the cluster demotes it (held here). */
+const DEMOTE_AFTER_MS = 300;
+
+/**
+ * The primary paused (SIGSTOP, a VM paused) while the cluster promotes its replica and the promoted node settles and
+ * hands IDs out (to a process started meanwhile, which reaches the promoted node; the others stay connected to the
+ * paused one); then it runs again, still cut from the cluster bus for DEMOTE_AFTER_MS, as a primary that reads its
+ * clients' requests before a message of the cluster tells it it was demoted: it answers what waited in its sockets,
+ * and what comes meanwhile, from its old data. Then the bus heals and it turns into a replica. The outage is the
+ * whole pause: the children connected to it wait on it (no socket error, no MOVED) until it runs again.
+ */
+async function pause(ctx) {
+  const { topology, slot } = ctx;
+  const old = await topology.ownerOf(slot);
+  const pid = old.server.pid;
+  const from = performance.now();
+  process.kill(pid, 'SIGSTOP');
+  ctx.note(`SIGSTOP primary ${old.name}`);
+  let promoted;
+  try {
+    promoted = await topology.promotedAfter(old, slot);
+    ctx.note(`${promoted.name} promoted ${Math.round(performance.now() - from)} ms after the pause`);
+    // A process started now reaches the promoted node, and takes an ID there once it has settled.
+    const restarted = ctx.processes[ctx.random(ctx.processes.length)];
+    await restarted.signal('SIGKILL');
+    restarted.start();
+    ctx.note(`${restarted.name} killed and started again: it reaches ${promoted.name}`);
+    await ctx.sleep(SETTLE_AFTER_LOSS_MS + ctx.ttlMs);
+  } finally {
+    topology.cutFromBus(old);
+    process.kill(pid, 'SIGCONT');
+  }
+  const outageMs = Math.round(performance.now() - from);
+  ctx.note(`SIGCONT ${old.name} after ${outageMs} ms, cut from the cluster bus for ${DEMOTE_AFTER_MS} ms`);
+  await ctx.sleep(DEMOTE_AFTER_MS);
+  topology.restoreBus();
+  ctx.note(`bus healed; ${old.name} turns into a replica`);
+  await ctx.sleep(ctx.ttlMs);
+  return { outageMs, from: old.name, to: promoted.name };
+}
+
 /**
  * The namespace's slot moved to another primary under load, as `redis-cli --cluster reshard --cluster-replace`
  * does: IMPORTING and MIGRATING, the keys in batches of `batch` with a pause between, each batch MIGRATEd without
@@ -159,7 +201,7 @@ async function migrate(ctx) {
   };
 }
 
-export const CLUSTER_FAULTS = { failover, kill, lag, split, migrate };
+export const CLUSTER_FAULTS = { failover, kill, lag, split, migrate, pause };
 
 export const CLUSTER_FAULT_TEXT = {
   failover: 'graceful CLUSTER FAILOVER of the namespace primary',
@@ -167,4 +209,6 @@ export const CLUSTER_FAULT_TEXT = {
   lag: 'replica that missed writes promoted (replication held, then the primary killed)',
   split: 'namespace primary cut from the cluster bus, still reachable by its clients',
   migrate: 'namespace slot moved to another primary under load (MIGRATE in small batches, --cluster-replace)',
+  pause:
+    'namespace primary paused (SIGSTOP) past its replica promotion, then run again before it learns it was demoted',
 };

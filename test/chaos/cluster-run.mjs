@@ -4,8 +4,8 @@
 // each given time to heal before the next:
 //
 //   npm run chaos -- --profile cluster [--rounds 3] [--processes 4] [--ttl 6000] [--node-timeout 1000] [--seed N]
-//                                      [--faults failover,kill,lag,split,migrate] [--batch 2] [--json f] [--keep]
-//   npm run chaos -- --profile cluster --short      one round of the five kinds, about a minute
+//                                      [--faults failover,kill,lag,split,migrate,pause] [--batch 2] [--json f] [--keep]
+//   npm run chaos -- --profile cluster --short      one round of the six kinds, about a minute and a half
 //
 // The report (cluster-report.mjs) checks: no duplicate and per-process order (every ID recorded), no process that
 // exited (none is stopped by the run, so any exit is a finding, and one without an error event is a silent exit),
@@ -250,6 +250,7 @@ class ClusterChaosRun {
         ttlMs: options.ttlMs,
         batch: options.batch,
         pauseMs: 100,
+        processes: this.slots,
         random: (n) => Math.floor(this.random() * n),
         sleep: (ms) => this.sleep(ms),
         note: (message) => {
