@@ -35,6 +35,14 @@ export function positiveOption(option: string, value: unknown, fallback: number)
   return value;
 }
 
+/** A true-or-false option: `undefined` takes the default; anything else but a boolean names the option. @internal */
+export function booleanOption(option: string, value: unknown, fallback: boolean): boolean {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'boolean')
+    throw new SnowflakeConfigError(option, `expected true or false, got ${shown(value)}.`);
+  return value;
+}
+
 /**
  * Rejects keys an options object does not have (a misspelt `layot`, a `ttl` for `ttlMs`), naming the option path and
  * the closest valid name. Silently ignoring one would leave its default in force without a word.

@@ -83,4 +83,12 @@ export interface RedisLeaseOptions {
    * promoted side hands out. @default true
    */
   confirmWithSentinels?: boolean;
+  /**
+   * With an ioredis Cluster client: at each claim, confirm with a majority of the cluster's primaries (`CLUSTER NODES`,
+   * `INFO server`) that the node answering serves the namespace's slot, and claim again when that cannot be
+   * confirmed. This keeps a primary paused past its replica's promotion from handing out, once it runs again, a worker
+   * ID the promoted node handed out. Turn it off only where a proxy hides the cluster's nodes from the client (the
+   * claims then fail with a message that says so). @default true
+   */
+  confirmWithCluster?: boolean;
 }

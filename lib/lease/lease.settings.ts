@@ -1,7 +1,7 @@
 import { SnowflakeConfigError } from '../core/errors.js';
 import { DEFAULTS } from '../core/defaults.js';
 import type { Layout } from '../core/layout.js';
-import { nonNegativeOption, positiveOption, rejectUnknownKeys } from '../core/option-checks.js';
+import { booleanOption, nonNegativeOption, positiveOption, rejectUnknownKeys } from '../core/option-checks.js';
 import { MAX_CLOCK_OFFSET_MS, MAX_TTL_MS, clockReserveMs, contractOf } from './lease.contract.js';
 import { lowCapacityAtFree } from './lease.math.js';
 import type { RedisClientLike, RedisLeaseOptions } from './lease.options.js';
@@ -35,6 +35,8 @@ export interface LeaseSettings {
   clockBackToleranceMs: number;
   /** With an ioredis Sentinel client: confirm the master with a majority of the Sentinels at each renewal. */
   confirmWithSentinels: boolean;
+  /** With an ioredis Cluster client: confirm each claim's primary with a majority of the cluster's primaries. */
+  confirmWithCluster: boolean;
   /** How many IDs the lease hands out: worker IDs, or datacenter and worker IDs together. */
   idCount: number;
   /**
@@ -64,6 +66,7 @@ const LEASE_OPTION_KEYS: readonly string[] = Object.keys({
   waitForReplicasTimeoutMs: 0,
   maxClockOffsetMs: 0,
   confirmWithSentinels: 0,
+  confirmWithCluster: 0,
 } satisfies Record<keyof RedisLeaseOptions, 0>);
 
 const NAMESPACE = /^[A-Za-z0-9_.:-]{1,100}$/;
@@ -189,7 +192,8 @@ export function resolveLeaseSettings(
     waitForReplicasTimeoutMs: positiveOption('redis.waitForReplicasTimeoutMs', options.waitForReplicasTimeoutMs, 500),
     maxClockOffsetMs,
     clockBackToleranceMs,
-    confirmWithSentinels: options.confirmWithSentinels !== false,
+    confirmWithSentinels: booleanOption('redis.confirmWithSentinels', options.confirmWithSentinels, true),
+    confirmWithCluster: booleanOption('redis.confirmWithCluster', options.confirmWithCluster, true),
     idCount,
     config: contractOf({ ttlMs, fenceMarginMs, clockBackToleranceMs, maxClockOffsetMs }, layout),
   };

@@ -11,12 +11,17 @@ const hanging: (() => void)[] = [];
 afterEach(() => hanging.splice(0).forEach((end) => end()));
 
 /** A node that answers INFO, CLUSTER NODES and CLUSTER KEYSLOT, or fails as told. */
-function node(runId: string, nodes: string[], fail?: 'refuse' | 'hang') {
+function node(runId: string, nodes: string[], fail?: 'refuse' | 'loading' | 'hang') {
   const keys: string[] = [];
   return {
     keys,
     call(command: string, ...args: string[]): Promise<unknown> {
       if (fail === 'hang') return new Promise((_, reject) => hanging.push(() => reject(new Error('closed'))));
+      if (fail === 'loading') {
+        return Promise.reject(
+          Object.assign(new Error('LOADING Redis is loading the dataset in memory'), { name: 'ReplyError' }),
+        );
+      }
       if (command === 'CLUSTER' && args[0] === 'NODES' && fail === 'refuse') {
         return Promise.reject(
           Object.assign(new Error("NOPERM this user has no permissions to run 'cluster|nodes'"), {
@@ -53,8 +58,7 @@ describe('ClusterConfirm', () => {
     const a = node('runa', [line('a', 'myself,master', '0-5460'), ...others()]);
     const b = node('runb', [line('a', 'master', '0-5460'), ...others('b')]);
     const hung = node('runc', [], 'hang');
-    // A majority's answers are enough: the hung node's time limit (a minute here) is not waited for.
-    await expect(cluster([a, b, hung], undefined, 60_000).confirm('runa:replid', 'k')).resolves.toEqual({
+    await expect(cluster([a, b, hung]).confirm('runa:replid', 'k')).resolves.toEqual({
       kind: 'confirmed',
       confirmations: 2,
       of: 3,
@@ -64,7 +68,43 @@ describe('ClusterConfirm', () => {
     const c = node('runc', [line('a', 'master', '0-5460'), ...others('c')]);
     await expect(cluster([aHung, b, c]).confirm('runa:replid', 'k')).resolves.toMatchObject({
       kind: 'unconfirmed',
-      detail: expect.stringMatching(/^the Redis process that answered \(runa\) is not among the 2 of 3 cluster nodes/),
+      detail: expect.stringMatching(/^the Redis process that answered \(runa\) is none of the 2 of 3 cluster nodes/),
+    });
+    // Every node answered and none is it: a proxy hides the shards, and the message says what to do.
+    await expect(cluster([b, c]).confirm('runa', 'k')).resolves.toMatchObject({
+      kind: 'unconfirmed',
+      detail: expect.stringMatching(/set redis\.confirmWithCluster: false\)$/),
+    });
+  });
+
+  // A primary that missed the promoted node's messages and cleared its flag on the old one (or voted for a forced
+  // failover without flagging it) names the old primary: with the old one's own view that is a majority, whatever
+  // order the answers come in, but the third primary names the promoted node, and every node is waited for.
+  it('refuses the old primary when any primary names the promoted one, in whatever order the answers come', async () => {
+    const p = node('runp', [line('p', 'myself,master', '0-5460'), ...others()]);
+    const missed = node('runb', [line('p', 'master', '0-5460'), ...others('b')]);
+    const heard = node('runc', [line('p', 'master', ''), line('r', 'master', '0-5460'), ...others('c')]);
+    for (const order of [
+      [p, missed, heard],
+      [heard, missed, p],
+    ]) {
+      await expect(cluster(order).confirm('runp', 'k')).resolves.toMatchObject({
+        kind: 'unconfirmed',
+        detail: expect.stringMatching(/^2 of 3 primaries .*; r named instead$/),
+      });
+    }
+  });
+
+  it('takes no word from an old primary that names itself against the promoted one', async () => {
+    const oldSelf = node('runp', [line('p', 'myself,master', '0-5460'), ...others()]);
+    const promoted = node('runr', [line('p', 'master,fail', ''), line('r', 'myself,master', '0-5460'), ...others()]);
+    const b = node('runb', [line('p', 'master,fail', ''), line('r', 'master', '0-5460'), ...others('b')]);
+    const c = node('runc', [line('p', 'master,fail', '0-5460'), ...others('c')]);
+    // c still flags the old primary failing, not yet told of the promotion: no word against it either.
+    await expect(cluster([oldSelf, promoted, b, c]).confirm('runr', 'k')).resolves.toEqual({
+      kind: 'confirmed',
+      confirmations: 2,
+      of: 3,
     });
   });
 
@@ -108,9 +148,12 @@ describe('ClusterConfirm', () => {
     });
   });
 
-  it('says when every node refuses CLUSTER NODES, and asks for the prefixed key’s slot', async () => {
+  it('says when every node refuses the commands, and asks for the prefixed key’s slot', async () => {
     const refusing = [node('runa', [], 'refuse'), node('runb', [], 'refuse')];
     await expect(cluster(refusing).confirm('runa', 'k')).resolves.toMatchObject({ kind: 'unsupported' });
+    // A node that is loading, or one that does not answer, is no refusal: the claim is not confirmed.
+    const loading = [node('runa', [], 'hang'), node('runb', [], 'loading'), node('runc', [], 'refuse')];
+    await expect(cluster(loading).confirm('runa', 'k')).resolves.toMatchObject({ kind: 'unconfirmed' });
     const a = node('runa', [line('a', 'myself,master', '0-16383')]);
     await expect(cluster([a], 'app:').confirm('runa', 'snowflake:{o:dc0}:meta')).resolves.toMatchObject({
       kind: 'confirmed',

@@ -161,9 +161,7 @@ describe('Redis lease on a Cluster whose primary is paused past its replica’s 
     const issued = [...earlyIds.nextBatch(2000), ...lateIds.nextBatch(2000)];
     expect(new Set(issued).size).toBe(4000);
     // Whether the old primary ran that claim on its old data before it learnt of its demotion is up to the order in
-    // which it reads its sockets (it did in one of four runs before the confirmation): then the claim is refused.
-    const refused = logs.filter((line) => line.text.includes('the claim is not confirmed'));
-    for (const line of refused) expect(line.text).toMatch(/0 of 3 primaries name the Redis process that answered/);
+    // which it reads its sockets (before the confirmation, both instances held worker ID 0 in one of four runs).
 
     // The confirmation itself, once the old primary has learnt it is a replica now.
     await waitUntil(

@@ -64,6 +64,9 @@ describe('capacity options', () => {
     ['redis.lowCapacityWarning', { lowCapacityWarning: '10%' }],
     // The keys of namespace "orders" with datacenter ID 1 are `snowflake:{orders:dc1}:…`: the same as these.
     ['redis.namespace', { namespace: 'orders:dc1', allocateDatacenter: true }],
+    // A string from the environment is not read as the boolean it spells.
+    ['redis.confirmWithCluster', { confirmWithCluster: 'false' }],
+    ['redis.confirmWithSentinels', { confirmWithSentinels: 0 }],
   ])('refuses a bad %s at bootstrap, naming it', (option, redis) => {
     let error: unknown;
     try {
@@ -73,6 +76,14 @@ describe('capacity options', () => {
     }
     expect(error).toBeInstanceOf(SnowflakeConfigError);
     expect((error as Error).message).toContain(option);
+  });
+
+  it('confirms claims with the Sentinels and with a Cluster’s primaries unless told not to', () => {
+    expect(resolve({})).toMatchObject({ confirmWithSentinels: true, confirmWithCluster: true });
+    expect(resolve({ confirmWithCluster: false, confirmWithSentinels: false })).toMatchObject({
+      confirmWithSentinels: false,
+      confirmWithCluster: false,
+    });
   });
 
   it('keeps the keys of an allocating namespace apart from those of a fixed datacenter', () => {

@@ -135,11 +135,10 @@ describe('known holes, as scripted schedules', () => {
       { at: 14_900, kind: 'shutdown', holder: 0, downMs: 20_000 },
       { at: 15_000, kind: 'reconfigure', holder: 1, ttlMs: 3_000, layout: 'epoch-4s-earlier' },
     ];
-    const canary = schedule(faults, [{ skewMs: 0 }, { skewMs: 0 }]);
     // Whether the fleet meets one of the canary's IDs is a matter of the millisecond: on plain replicas, the claims
     // take no confirmation round trip, and the old rule meets one.
-    const replicas = { plainReplicas: true };
-    const result = await runSchedule(canary, { ...replicas, trace: true });
+    const canary = { ...schedule(faults, [{ skewMs: 0 }, { skewMs: 0 }]), plainReplicas: true };
+    const result = await runSchedule(canary, { trace: true });
     if (result.violation !== undefined) throw new Error(explain(result));
     // The canary issued (its layout lies above the fleet's: taken at once), and the fleet waited after it.
     const canaryIssued = result.timeline.filter((line) => {
@@ -151,7 +150,7 @@ describe('known holes, as scripted schedules', () => {
     expect(result.worstRecoveryMs).toBeGreaterThan(4_000);
     expect(result.worstRecoveryMs).toBeLessThanOrEqual(livenessBoundMs(canary) - LIVENESS_BOUND_MS + 4_000);
 
-    const before = await runSchedule(canary, { ...replicas, bug: 'layout-unchecked' });
+    const before = await runSchedule(canary, { bug: 'layout-unchecked' });
     expect(before.violation?.kind).toBe('duplicate');
   });
 

@@ -43,11 +43,14 @@ describe('Redis topology faults', () => {
     // leaves the confirmation out (its holders have no Sentinels, and the replicas are no Cluster), so a stale view longer than the settling is the
     // hole it closes; the search gives stale views only to schedules behind Sentinels for that reason.
     const result = await runSchedule(
-      schedule([
-        { at: 12_000, kind: 'failover', lagMs: 2_500, stale: [0], staleMs: 18_000 },
-        { at: 12_100, kind: 'kill', holder: 1, downMs: 100 },
-      ]),
-      { trace: true, plainReplicas: true },
+      {
+        ...schedule([
+          { at: 12_000, kind: 'failover', lagMs: 2_500, stale: [0], staleMs: 18_000 },
+          { at: 12_100, kind: 'kill', holder: 1, downMs: 100 },
+        ]),
+        plainReplicas: true,
+      },
+      { trace: true },
     );
     expect(result.violation?.kind).toMatch(/order|duplicate/);
   });
@@ -67,7 +70,7 @@ describe('Redis topology faults', () => {
   };
 
   it('without Sentinels, even a stale view of 5 s lets two holders share an ID when the old primary stops settling', async () => {
-    const result = await runSchedule({ ...twoFailovers, sentinels: false }, { trace: true, plainReplicas: true });
+    const result = await runSchedule({ ...twoFailovers, sentinels: false, plainReplicas: true }, { trace: true });
     expect(result.violation?.kind).toBe('duplicate');
     // The stale holder's claim on the old primary took the ID that the other holder keeps on the promoted one.
     expect(after(result, 15_801).some((line) => /h0#1 claim ran \(on the old primary\): \["ok"/.test(line))).toBe(true);

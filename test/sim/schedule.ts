@@ -248,15 +248,22 @@ export function scheduleArbitrary(options: { rollbacks?: boolean; mix?: FaultMix
       faultWindowMs: fc.constant(FAULT_WINDOW_MS),
       withSentinels: sentinels.chain((on) => fc.record({ sentinels: fc.constant(on), faults: faultsFor(on) })),
       drawnLast,
+      // Without Sentinels: a Redis Cluster, or replicas that an operator or a provider promotes (drawn after the rest).
+      plain: fc.boolean(),
     })
-    .map(({ withSentinels, drawnLast: { skews, steps, canaries, redeploys, pressures, pauses }, ...rest }) => {
+    .map(({ withSentinels, drawnLast: { skews, steps, canaries, redeploys, pressures, pauses }, plain, ...rest }) => {
       const band = redisClockBandMs(rest.holders);
       const ms = (fraction: number) => Math.round((fraction * band) / 500);
       const clockSteps = steps.map(({ at, to }): Fault => ({ at, kind: 'redis-clock', toMs: ms(to) }));
+      const faults = [...withSentinels.faults, ...clockSteps, ...canaries, ...redeploys, ...pressures, ...pauses];
+      const plainReplicas = plain && !withSentinels.sentinels;
       return {
         ...rest,
         ...withSentinels,
-        faults: [...withSentinels.faults, ...clockSteps, ...canaries, ...redeploys, ...pressures, ...pauses],
+        // A slot moves and a primary pauses past a vote only on a Cluster: nothing confirms a claim on plain
+        // replicas, where a paused primary's claims are a documented limit (docs/lease.md).
+        faults: plainReplicas ? faults.filter((f) => f.kind !== 'migrate' && f.kind !== 'redis-pause') : faults,
+        ...(plainReplicas ? { plainReplicas } : {}),
         redisSkewsMs: skews.map(ms),
       };
     });

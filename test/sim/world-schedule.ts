@@ -181,6 +181,12 @@ export interface Schedule {
    */
   sentinels?: boolean;
   /**
+   * Without Sentinels, replicas that an operator or a provider promotes rather than a Redis Cluster: nothing confirms
+   * a claim. By default a schedule without Sentinels runs on a Cluster, whose primaries the lease's own
+   * ClusterConfirm asks at each claim (cluster-nodes.ts).
+   */
+  plainReplicas?: boolean;
+  /**
    * The clocks of the Redis hosts that serve the namespace in turn, ms from the true time: the first primary, then
    * each failover's promoted replica and each slot move's new node take the next one (round the list); a restart
    * keeps its host's clock. The schedules keep them within the README's assumption (the Redis servers' clocks agree

@@ -98,11 +98,6 @@ export interface RunResult extends Omit<SearchFigures, 'schedules' | 'wallMs'> {
 
 export interface RunOptions {
   bug?: PlantedBug;
-  /**
-   * Without Sentinels, replicas that an operator or a provider promotes, not a Redis Cluster: nothing confirms a
-   * claim. (By default a schedule without Sentinels runs on a Cluster, whose primaries confirm each claim.)
-   */
-  plainReplicas?: boolean;
   /** Keeps a readable timeline (slower). */
   trace?: boolean;
   /** Holders exempt from the liveness check (a canary the namespace refuses). */
@@ -226,6 +221,9 @@ class World {
   private frozen:
     | { server: RedisModel; until: number; queue: (() => void)[]; connected: Set<SimProcess>; demoteMs: number }
     | undefined;
+  /** The primary the last failover replaced, and when each other primary of the cluster learns it was (true ms). */
+  private clusterFormer: RedisModel | undefined;
+  private clusterLearnsAt: number[] = [];
   /** A `pressure` fault under way: until when, and how long a key may stay idle. */
   private idlePressure = { until: 0, idleMs: 0 };
   private violation: Violation | undefined;
@@ -378,7 +376,7 @@ class World {
     const link: SimLink = { run: (script, keys, args) => this.roundTrip(holder, process, script, keys, args) };
     const sentinel = this.schedule.sentinels ? this.sentinelsFor(holder, process) : undefined;
     const cluster =
-      this.schedule.sentinels || this.options.plainReplicas || this.options.bug === 'cluster-unconfirmed'
+      this.schedule.sentinels || this.schedule.plainReplicas || this.options.bug === 'cluster-unconfirmed'
         ? undefined
         : this.clusterFor(holder, process);
     // The lease's pick of which free ID a contended claim tries, from a stream of its own seeded by the schedule:
@@ -754,7 +752,8 @@ class World {
       if (process.dead || holder.link.requestsCutUntil > this.t) return;
       const answer = () => {
         if (holder.link.repliesCutUntil > this.t) return;
-        const reply = nodeReply(node, this.model, command);
+        const learning = typeof node === 'number' && this.t < (this.clusterLearnsAt[node - 1] ?? 0);
+        const reply = nodeReply(node, this.model, command, learning ? this.clusterFormer : undefined);
         setTimeout(() => this.whenRunning(holder, () => process.dead || resolve(reply)), this.delay(holder.link));
       };
       setTimeout(() => {
@@ -964,6 +963,9 @@ class World {
         promoted.restart(this.snapshotAgo(fault.lagMs));
         promoted.clockOffsetMs = this.hostSkewMs(++this.hostChanges);
         this.model = promoted;
+        // The cluster's other primaries flag the old primary failing (they voted), then hear from the promoted node.
+        this.clusterFormer = old;
+        this.clusterLearnsAt = CLUSTER_LEARN_MS.map((ms) => this.t + ms);
         this.masterAddress = `node${this.nodes}`;
         const epoch = ++this.epoch;
         // A failover needs a majority of the Sentinels to see the master down and to authorise it: the majority that
@@ -1144,6 +1146,8 @@ interface Migration {
   finish: () => void;
 }
 
+/** How long after a promotion each of the cluster's other two primaries hears of it from the promoted node. */
+const CLUSTER_LEARN_MS = [50, 400];
 const SENTINELS = 3;
 const MAJORITY = Math.floor(SENTINELS / 2) + 1;
 

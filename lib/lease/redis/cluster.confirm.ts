@@ -16,7 +16,7 @@ interface ClusterLike {
 /** What the nodes of the Cluster said about the primary of the namespace's slot. */
 export type ClusterVerdict =
   | { kind: 'confirmed'; confirmations: number; of: number }
-  /** No node would say (CLUSTER NODES refused everywhere, as an ACL or a managed Redis may): nothing to check by. */
+  /** Every node refused the commands (an ACL, a managed Redis that renames them): nothing to check by. */
   | { kind: 'unsupported'; detail: string }
   | { kind: 'unconfirmed'; detail: string };
 
@@ -32,17 +32,22 @@ interface NodeView {
   owner: { id: string; failing: boolean } | undefined;
 }
 
+/** A node's view; `refused` when it refuses the commands (no permission, unknown); undefined when it gives none. */
+type Answer = NodeView | 'refused' | undefined;
+
 /**
  * Asks the nodes of a Redis Cluster whether the process that just answered a claim is the primary of the namespace's
  * slot, as a majority of the cluster's primaries see it.
  *
  * A primary paused (SIGSTOP, a VM paused) past its replica's promotion runs, when it resumes, what waited in its
- * sockets on its old data, before a message of the cluster tells it it was demoted. A claim among those could be
- * handed an ID that the promoted node handed out meanwhile. A promotion the cluster decides needs the votes of a
- * majority of the primaries, each of which flags the old primary failing (`fail`) when it votes, and keeps the flag
- * until it learns that the replica serves the slot now. So a claim counts only when a majority of the primaries name
- * the process that answered as the slot's primary and do not flag it failing: any majority shares a primary with the
- * one that voted. (An operator's `CLUSTER FAILOVER TAKEOVER`, which takes no votes, is not covered.)
+ * sockets on its old data, and serves its clients until a message of the cluster tells it it was demoted. A claim
+ * among those could be handed an ID that the promoted node handed out meanwhile. An automatic failover needs the
+ * votes of a majority of the primaries, each of which flags the old primary failing (`fail`) when it votes; the
+ * promoted node tells every node at once that it serves the slot. So a claim counts only when a majority of the
+ * primaries name the process that answered as the slot's primary without flagging it failing, and no primary names
+ * another one (that it does not flag failing): a majority shares a primary with the one that voted, which names the
+ * promoted node, or still flags the old one. Every node is waited for (up to the time limit), so that the verdict does
+ * not depend on which answers come first. What this does not cover is in docs/lease.md ("Limits stated plainly").
  *
  * Renewals need no confirmation: one that reaches a server after its lease lapsed there is lost (the renewal script),
  * and a lease that has not lapsed on the old primary has not lapsed on the promoted one, which has every write the
@@ -64,43 +69,23 @@ export class ClusterConfirm {
   /** Whether a majority of the primaries name the process `runId` (`run_id`, or `run_id:replid`) as `key`'s primary. */
   async confirm(serverId: string, key: string): Promise<ClusterVerdict> {
     const runId = serverId.split(':')[0];
+    // Every node the client knows, its replicas too: after its map of the slots changed, an old primary is one.
     const nodes = this.cluster.nodes('all');
     // ioredis puts its key prefix before every key a command names, and a slot is the prefixed key's.
     const options = this.cluster.options;
     const prefixed = `${options?.keyPrefix ?? options?.redisOptions?.keyPrefix ?? ''}${key}`;
-    const answers = await this.askUntil(
-      nodes,
-      prefixed,
-      (views) => judge(views, runId, nodes.length).kind === 'confirmed',
-    );
-    const views = viewsOf(answers);
-    if (views.length === 0 && answers.some((answer) => answer === 'refused')) {
-      return { kind: 'unsupported', detail: 'CLUSTER NODES is refused' };
+    const answers = await Promise.all(nodes.map((node) => this.ask(node, prefixed)));
+    if (answers.length > 0 && answers.every((answer) => answer === 'refused')) {
+      return { kind: 'unsupported', detail: 'every node refused CLUSTER NODES, INFO or CLUSTER KEYSLOT' };
     }
+    const views = answers.filter((answer): answer is NodeView => answer !== undefined && answer !== 'refused');
     const verdict = judge(views, runId, nodes.length);
     // A failover may be under way, or over: the client's map of the slots may name the old primary.
     if (verdict.kind !== 'confirmed') this.refresh();
     return verdict;
   }
 
-  /**
-   * Every node's answer, or those so far once they are `enough`: a majority confirms, whatever the others say, so a
-   * node that does not answer (down, paused) holds up a claim only while the answers so far do not confirm it.
-   */
-  private askUntil(nodes: NodeLike[], key: string, enough: (views: NodeView[]) => boolean): Promise<Answer[]> {
-    return new Promise((resolve) => {
-      const answers: Answer[] = [];
-      if (nodes.length === 0) resolve(answers);
-      for (const node of nodes) {
-        void this.ask(node, key).then((answer) => {
-          answers.push(answer);
-          if (answers.length === nodes.length || enough(viewsOf(answers))) resolve(answers);
-        });
-      }
-    });
-  }
-
-  /** A node's view, `refused` when it answers CLUSTER NODES with an error, undefined when it does not answer. */
+  /** A node's view, `refused` when it refuses the commands, undefined when it does not answer them. */
   private async ask(node: NodeLike, key: string): Promise<Answer> {
     try {
       const [info, nodes, slot] = await withTimeout(
@@ -110,7 +95,8 @@ export class ClusterConfirm {
       );
       return parseView(String(info), String(nodes), Number(slot));
     } catch (error) {
-      return isReplyError(error) ? 'refused' : undefined;
+      // Loading, busy, down: no view now. Refused for good only by a permission or a command it does not have.
+      return isRefusal(error) ? 'refused' : undefined;
     }
   }
 
@@ -119,16 +105,11 @@ export class ClusterConfirm {
   }
 }
 
-/** A node's view, `refused` (CLUSTER NODES answered with an error), or undefined (no answer in time). */
-type Answer = NodeView | 'refused' | undefined;
-
-function viewsOf(answers: readonly Answer[]): NodeView[] {
-  return answers.filter((answer): answer is NodeView => answer !== undefined && answer !== 'refused');
-}
-
 /**
- * The verdict on the views so far: confirmed when a majority of the primaries (of the most any view counts) name
- * the node whose `run_id` answered as the slot's primary without flagging it failing, and no primary names another.
+ * The verdict on the nodes' views: confirmed when a majority of the primaries (of the most any view counts) name the
+ * node whose `run_id` answered as the slot's primary without flagging it failing, and no primary names another that
+ * it does not flag failing. A node naming itself is no word against another: an old primary believes it serves the
+ * slot until it learns otherwise.
  */
 function judge(views: readonly NodeView[], runId: string, asked: number): ClusterVerdict {
   const answering = views.find((view) => view.runId === runId);
@@ -137,15 +118,24 @@ function judge(views: readonly NodeView[], runId: string, asked: number): Cluste
   if (answering === undefined) {
     return {
       kind: 'unconfirmed',
-      detail: `the Redis process that answered (${runId}) is not among the ${views.length} of ${asked} cluster nodes that answered`,
+      detail:
+        `the Redis process that answered (${runId}) is none of the ${views.length} of ${asked} cluster nodes that ` +
+        'answered' +
+        (views.length === asked
+          ? ' (behind a proxy that hides the shards, as some managed Redis services do, set ' +
+            'redis.confirmWithCluster: false)'
+          : ''),
     };
   }
   let confirmations = 0;
   const others = new Set<string>();
   for (const view of views) {
-    if (!view.servesSlots) continue;
-    if (view.owner?.id === answering.myId && !view.owner.failing) confirmations++;
-    else if (view.owner !== undefined && view.owner.id !== answering.myId) others.add(view.owner.id);
+    if (!view.servesSlots || view.owner === undefined) continue;
+    if (view.owner.id === answering.myId) {
+      if (!view.owner.failing) confirmations++;
+    } else if (view.owner.id !== view.myId && !view.owner.failing) {
+      others.add(view.owner.id);
+    }
   }
   if (confirmations >= majority && others.size === 0) return { kind: 'confirmed', confirmations, of: known };
   return {
@@ -157,9 +147,10 @@ function judge(views: readonly NodeView[], runId: string, asked: number): Cluste
   };
 }
 
-/** An error reply from Redis (ioredis's ReplyError), as against a timeout or a lost connection. */
-function isReplyError(error: unknown): boolean {
-  return error instanceof Error && error.name === 'ReplyError';
+/** An error reply that does not pass by waiting: no permission (ACL), or a command the server does not have. */
+function isRefusal(error: unknown): boolean {
+  if (!(error instanceof Error) || error.name !== 'ReplyError') return false;
+  return /^(NOPERM|ERR unknown (sub)?command)/i.test(error.message);
 }
 
 /** A node's `INFO server` and `CLUSTER NODES` read for the primary of `slot`. */

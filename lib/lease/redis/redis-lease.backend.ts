@@ -40,7 +40,9 @@ export class RedisLeaseBackend implements LeaseBackend {
     this.sentinel = settings.confirmWithSentinels
       ? SentinelConfirm.forClient(settings.client, settings.connectTimeoutMs)
       : undefined;
-    this.cluster = ClusterConfirm.forClient(settings.client, settings.connectTimeoutMs);
+    this.cluster = settings.confirmWithCluster
+      ? ClusterConfirm.forClient(settings.client, settings.connectTimeoutMs)
+      : undefined;
   }
 
   static async create(settings: LeaseSettings, keys: LeaseKeys): Promise<RedisLeaseBackend> {
@@ -94,10 +96,10 @@ export class RedisLeaseBackend implements LeaseBackend {
     if (verdict.kind === 'unsupported' && !this.clusterUncheckedTold) {
       this.clusterUncheckedTold = true;
       this.logger?.warn(
-        `The Redis Cluster refuses CLUSTER NODES (${verdict.detail}): claims are not checked against the cluster's ` +
-          "view of the namespace's primary, so a primary paused past its replica's promotion may hand out, when it " +
-          'runs again, a worker ID the promoted node handed out. Allow CLUSTER NODES to the lease (an ACL, or ask ' +
-          'the provider).',
+        `The Redis Cluster refuses the claim's confirmation (${verdict.detail}): claims are not checked against ` +
+          `the cluster's view of the namespace's primary, so a primary paused past its replica's promotion may hand ` +
+          'out, when it runs again, a worker ID the promoted node handed out. Allow CLUSTER NODES, CLUSTER KEYSLOT ' +
+          'and INFO to the lease (+cluster|nodes +cluster|keyslot +info in its ACL, or ask the provider).',
       );
     }
     return verdict.kind === 'unconfirmed' ? `the claim is not confirmed: ${verdict.detail}` : undefined;
