@@ -238,4 +238,25 @@ describe('Redis lease through an ioredis Cluster client (three real cluster node
     expect((error as SnowflakeConfigError).option).toBe('redis.waitForReplicas');
     expect(cluster.status).toBe('ready');
   });
+
+  it("confirms each claim with every node's CLUSTER NODES, unless redis.confirmWithCluster is false", async () => {
+    /** How many CLUSTER NODES each node has answered so far (INFO commandstats). */
+    const asked = async () =>
+      Promise.all(
+        admins.map(async (admin) =>
+          Number(/cmdstat_cluster\|nodes:calls=(\d+)/.exec(await admin.info('commandstats'))?.[1] ?? 0),
+        ),
+      );
+    const before = await asked();
+    await settledNamespace(cluster, 'confirmed');
+    await boot('confirmed');
+    const confirmed = await asked();
+    // Every node was asked (ioredis itself reads the slots with CLUSTER SLOTS).
+    expect(confirmed.every((calls, i) => calls > before[i])).toBe(true);
+
+    await settledNamespace(cluster, 'unconfirmed');
+    await boot('unconfirmed', { confirmWithCluster: false });
+    const after = await asked();
+    expect(after).toEqual(confirmed);
+  });
 });
