@@ -2,8 +2,8 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { ClusterConfirm, parseView } from '../../lib/lease/redis/cluster.confirm.js';
 
 /** A CLUSTER NODES line as Redis writes it. */
-function line(id: string, flags: string, slots: string): string {
-  return `${id} 127.0.0.1:7000@17000 ${flags} - 0 0 1 connected ${slots}`.trimEnd();
+function line(id: string, flags: string, slots: string, epoch = 1): string {
+  return `${id} 127.0.0.1:7000@17000 ${flags} - 0 0 ${epoch} connected ${slots}`.trimEnd();
 }
 
 /** Calls to hung nodes, ended after each test (so that no time limit's timer outlives it). */
@@ -73,7 +73,7 @@ describe('ClusterConfirm', () => {
     // Every node answered and none is it: a proxy hides the shards, and the message says what to do.
     await expect(cluster([b, c]).confirm('runa', 'k')).resolves.toMatchObject({
       kind: 'unconfirmed',
-      detail: expect.stringMatching(/set redis\.confirmWithCluster: false\)$/),
+      detail: expect.stringMatching(/if this persists, .* set redis\.confirmWithCluster: false\)$/),
     });
   });
 
@@ -97,14 +97,28 @@ describe('ClusterConfirm', () => {
 
   it('takes no word from an old primary that names itself against the promoted one', async () => {
     const oldSelf = node('runp', [line('p', 'myself,master', '0-5460'), ...others()]);
-    const promoted = node('runr', [line('p', 'master,fail', ''), line('r', 'myself,master', '0-5460'), ...others()]);
-    const b = node('runb', [line('p', 'master,fail', ''), line('r', 'master', '0-5460'), ...others('b')]);
+    const promoted = node('runr', [line('p', 'master,fail', ''), line('r', 'myself,master', '0-5460', 4), ...others()]);
+    const b = node('runb', [line('p', 'master,fail', ''), line('r', 'master', '0-5460', 4), ...others('b')]);
     const c = node('runc', [line('p', 'master,fail', '0-5460'), ...others('c')]);
     // c still flags the old primary failing, not yet told of the promotion: no word against it either.
     await expect(cluster([oldSelf, promoted, b, c]).confirm('runr', 'k')).resolves.toEqual({
       kind: 'confirmed',
       confirmations: 2,
       of: 3,
+    });
+  });
+
+  // A retried election: the voters' flags on the old primary are older than two node timeouts, and a voter that hears
+  // from it again clears its flag before the promoted node's message arrives. The promoted node, with the higher
+  // epoch, knows first.
+  it('takes the promoted node’s word for itself, by its higher epoch, against a majority naming the old one', async () => {
+    const p = node('runp', [line('p', 'myself,master', '0-5460'), ...others()]);
+    const b = node('runb', [line('p', 'master', '0-5460'), ...others('b')]);
+    const c = node('runc', [line('p', 'master,fail', '0-5460'), ...others('c')]);
+    const promoted = node('runr', [line('p', 'master', ''), line('r', 'myself,master', '0-5460', 4), ...others()]);
+    await expect(cluster([p, b, c, promoted]).confirm('runp', 'k')).resolves.toMatchObject({
+      kind: 'unconfirmed',
+      detail: expect.stringMatching(/^2 of 3 primaries .*; r named instead$/),
     });
   });
 
@@ -152,8 +166,11 @@ describe('ClusterConfirm', () => {
     const refusing = [node('runa', [], 'refuse'), node('runb', [], 'refuse')];
     await expect(cluster(refusing).confirm('runa', 'k')).resolves.toMatchObject({ kind: 'unsupported' });
     // A node that is loading, or one that does not answer, is no refusal: the claim is not confirmed.
-    const loading = [node('runa', [], 'hang'), node('runb', [], 'loading'), node('runc', [], 'refuse')];
+    const loading = [node('runa', [], 'hang'), node('runb', [], 'loading')];
     await expect(cluster(loading).confirm('runa', 'k')).resolves.toMatchObject({ kind: 'unconfirmed' });
+    // One that refuses, where none gives a view, speaks for the cluster's ACL: nothing to check by.
+    const refusedAndHung = [node('runa', [], 'hang'), node('runb', [], 'refuse')];
+    await expect(cluster(refusedAndHung).confirm('runa', 'k')).resolves.toMatchObject({ kind: 'unsupported' });
     const a = node('runa', [line('a', 'myself,master', '0-16383')]);
     await expect(cluster([a], 'app:').confirm('runa', 'snowflake:{o:dc0}:meta')).resolves.toMatchObject({
       kind: 'confirmed',

@@ -12,13 +12,14 @@ const NAMESPACE_SLOT = 100;
  * The reply of `node` (a server that serves or served the namespace's slot, or the other primaries, 1 and 2) to
  * `command`, when `current` serves the slot. An old primary (paused, or just run again) still names itself; another
  * primary that has not yet learnt of a promotion names the primary it replaced (`former`), flagged failing, as the
- * primaries that voted for it do.
+ * primaries that voted for it do. A promoted node carries a higher configuration epoch (`epochOf`).
  */
 export function nodeReply(
   node: RedisModel | number,
   current: RedisModel,
   command: readonly string[],
-  former?: RedisModel,
+  former: RedisModel | undefined,
+  epochOf: (server: RedisModel) => number,
 ): unknown {
   const [name, sub] = command;
   if (name === 'INFO') return `# Server\r\nrun_id:${typeof node === 'number' ? `other${node}` : node.runId}\r\n`;
@@ -27,7 +28,7 @@ export function nodeReply(
     const owner = typeof node === 'number' ? (former ?? current) : node;
     const failing = typeof node === 'number' && former !== undefined;
     return [
-      nodeLine(`n-${owner.runId}`, owner === node, '0-5460', failing),
+      nodeLine(`n-${owner.runId}`, owner === node, '0-5460', failing, epochOf(owner)),
       nodeLine('n-other1', node === 1, '5461-10922'),
       nodeLine('n-other2', node === 2, '10923-16383'),
     ].join('\n');
@@ -35,7 +36,7 @@ export function nodeReply(
   throw new Error(`the simulated cluster node has no answer to ${command.join(' ')}`);
 }
 
-function nodeLine(id: string, myself: boolean, slots: string, failing = false): string {
+function nodeLine(id: string, myself: boolean, slots: string, failing = false, epoch = 1): string {
   const flags = `${myself ? 'myself,' : ''}master${failing ? ',fail' : ''}`;
-  return `${id} 127.0.0.1:7000@17000 ${flags} - 0 0 1 connected ${slots}`;
+  return `${id} 127.0.0.1:7000@17000 ${flags} - 0 0 ${epoch} connected ${slots}`;
 }

@@ -256,13 +256,14 @@ export function scheduleArbitrary(options: { rollbacks?: boolean; mix?: FaultMix
       const ms = (fraction: number) => Math.round((fraction * band) / 500);
       const clockSteps = steps.map(({ at, to }): Fault => ({ at, kind: 'redis-clock', toMs: ms(to) }));
       const faults = [...withSentinels.faults, ...clockSteps, ...canaries, ...redeploys, ...pressures, ...pauses];
-      const plainReplicas = plain && !withSentinels.sentinels;
+      // A slot moves and a primary pauses past a vote only on a Cluster (on plain replicas nothing confirms a claim,
+      // and a paused primary's claims are a documented limit, docs/lease.md): a schedule with either stays one.
+      const clusterOnly = faults.some((f) => f.kind === 'migrate' || f.kind === 'redis-pause');
+      const plainReplicas = plain && !withSentinels.sentinels && !clusterOnly;
       return {
         ...rest,
         ...withSentinels,
-        // A slot moves and a primary pauses past a vote only on a Cluster: nothing confirms a claim on plain
-        // replicas, where a paused primary's claims are a documented limit (docs/lease.md).
-        faults: plainReplicas ? faults.filter((f) => f.kind !== 'migrate' && f.kind !== 'redis-pause') : faults,
+        faults,
         ...(plainReplicas ? { plainReplicas } : {}),
         redisSkewsMs: skews.map(ms),
       };

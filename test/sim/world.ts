@@ -224,6 +224,8 @@ class World {
   /** The primary the last failover replaced, and when each other primary of the cluster learns it was (true ms). */
   private clusterFormer: RedisModel | undefined;
   private clusterLearnsAt: number[] = [];
+  /** Each promoted node's configuration epoch (the first primary's is 1). */
+  private readonly clusterEpochs = new WeakMap<RedisModel, number>();
   /** A `pressure` fault under way: until when, and how long a key may stay idle. */
   private idlePressure = { until: 0, idleMs: 0 };
   private violation: Violation | undefined;
@@ -753,7 +755,8 @@ class World {
       const answer = () => {
         if (holder.link.repliesCutUntil > this.t) return;
         const learning = typeof node === 'number' && this.t < (this.clusterLearnsAt[node - 1] ?? 0);
-        const reply = nodeReply(node, this.model, command, learning ? this.clusterFormer : undefined);
+        const former = learning ? this.clusterFormer : undefined;
+        const reply = nodeReply(node, this.model, command, former, (m) => this.clusterEpochs.get(m) ?? 1);
         setTimeout(() => this.whenRunning(holder, () => process.dead || resolve(reply)), this.delay(holder.link));
       };
       setTimeout(() => {
@@ -968,6 +971,7 @@ class World {
         this.clusterLearnsAt = CLUSTER_LEARN_MS.map((ms) => this.t + ms);
         this.masterAddress = `node${this.nodes}`;
         const epoch = ++this.epoch;
+        this.clusterEpochs.set(promoted, epoch);
         // A failover needs a majority of the Sentinels to see the master down and to authorise it: the majority that
         // learns of the new master first sees the old one down until then; the last Sentinel (cut off from the
         // others, say) may still see it up. A Sentinel that authorises it knows the master it replaces, also one that

@@ -16,7 +16,7 @@ interface ClusterLike {
 /** What the nodes of the Cluster said about the primary of the namespace's slot. */
 export type ClusterVerdict =
   | { kind: 'confirmed'; confirmations: number; of: number }
-  /** Every node refused the commands (an ACL, a managed Redis that renames them): nothing to check by. */
+  /** The nodes refuse the commands (an ACL, a managed Redis that renames them): nothing to check by. */
   | { kind: 'unsupported'; detail: string }
   | { kind: 'unconfirmed'; detail: string };
 
@@ -28,8 +28,10 @@ interface NodeView {
   servesSlots: boolean;
   /** Primaries that serve slots, in its view. */
   primaries: number;
-  /** The primary that serves the namespace's slot, in its view, and whether it flags that one failing. */
-  owner: { id: string; failing: boolean } | undefined;
+  /** Its own configuration epoch: a promotion gives the promoted node a higher one than any before. */
+  epoch: number;
+  /** The primary that serves the namespace's slot in its view, whether it flags that one failing, and its epoch. */
+  owner: { id: string; failing: boolean; epoch: number } | undefined;
 }
 
 /** A node's view; `refused` when it refuses the commands (no permission, unknown); undefined when it gives none. */
@@ -75,10 +77,11 @@ export class ClusterConfirm {
     const options = this.cluster.options;
     const prefixed = `${options?.keyPrefix ?? options?.redisOptions?.keyPrefix ?? ''}${key}`;
     const answers = await Promise.all(nodes.map((node) => this.ask(node, prefixed)));
-    if (answers.length > 0 && answers.every((answer) => answer === 'refused')) {
-      return { kind: 'unsupported', detail: 'every node refused CLUSTER NODES, INFO or CLUSTER KEYSLOT' };
-    }
     const views = answers.filter((answer): answer is NodeView => answer !== undefined && answer !== 'refused');
+    // Refused (no permission, no such command) by every node that answered: none will say, now or later.
+    if (views.length === 0 && answers.some((answer) => answer === 'refused')) {
+      return { kind: 'unsupported', detail: 'the nodes refuse CLUSTER NODES, INFO or CLUSTER KEYSLOT' };
+    }
     const verdict = judge(views, runId, nodes.length);
     // A failover may be under way, or over: the client's map of the slots may name the old primary.
     if (verdict.kind !== 'confirmed') this.refresh();
@@ -108,8 +111,9 @@ export class ClusterConfirm {
 /**
  * The verdict on the nodes' views: confirmed when a majority of the primaries (of the most any view counts) name the
  * node whose `run_id` answered as the slot's primary without flagging it failing, and no primary names another that
- * it does not flag failing. A node naming itself is no word against another: an old primary believes it serves the
- * slot until it learns otherwise.
+ * it does not flag failing. A node naming itself is a word against another only with a higher configuration epoch
+ * than the answering node's own: an old primary believes it serves the slot until it learns otherwise, and the
+ * promoted node knows of its promotion before anyone (Redis settles two claims on a slot by the higher epoch).
  */
 function judge(views: readonly NodeView[], runId: string, asked: number): ClusterVerdict {
   const answering = views.find((view) => view.runId === runId);
@@ -122,8 +126,8 @@ function judge(views: readonly NodeView[], runId: string, asked: number): Cluste
         `the Redis process that answered (${runId}) is none of the ${views.length} of ${asked} cluster nodes that ` +
         'answered' +
         (views.length === asked
-          ? ' (behind a proxy that hides the shards, as some managed Redis services do, set ' +
-            'redis.confirmWithCluster: false)'
+          ? ' (a node the client does not know yet, or, if this persists, a proxy that hides the shards, as some ' +
+            'managed Redis services are: there, set redis.confirmWithCluster: false)'
           : ''),
     };
   }
@@ -133,7 +137,7 @@ function judge(views: readonly NodeView[], runId: string, asked: number): Cluste
     if (!view.servesSlots || view.owner === undefined) continue;
     if (view.owner.id === answering.myId) {
       if (!view.owner.failing) confirmations++;
-    } else if (view.owner.id !== view.myId && !view.owner.failing) {
+    } else if (!view.owner.failing && (view.owner.id !== view.myId || view.owner.epoch > answering.epoch)) {
       others.add(view.owner.id);
     }
   }
@@ -158,6 +162,7 @@ export function parseView(info: string, nodes: string, slot: number): NodeView |
   const runId = /run_id:(\w+)/.exec(info)?.[1];
   if (runId === undefined) return undefined;
   let myId: string | undefined;
+  let epoch = 0;
   let servesSlots = false;
   let primaries = 0;
   let owner: NodeView['owner'];
@@ -165,20 +170,22 @@ export function parseView(info: string, nodes: string, slot: number): NodeView |
     const fields = line.trim().split(' ');
     if (fields.length < 8) continue;
     const [id, , flagText] = fields;
+    const configEpoch = Number(fields[6]) || 0;
     const flags = flagText.split(',');
     const ranges = fields.slice(8).filter((range) => !range.startsWith('['));
     const primary = flags.includes('master') && ranges.length > 0;
     if (primary) primaries++;
     if (flags.includes('myself')) {
       myId = id;
+      epoch = configEpoch;
       servesSlots = primary;
     }
     if (primary && ranges.some((range) => inRange(range, slot))) {
-      owner = { id, failing: flags.includes('fail') || flags.includes('fail?') };
+      owner = { id, failing: flags.includes('fail') || flags.includes('fail?'), epoch: configEpoch };
     }
   }
   if (myId === undefined) return undefined;
-  return { runId, myId, servesSlots, primaries, owner };
+  return { runId, myId, epoch, servesSlots, primaries, owner };
 }
 
 function inRange(range: string, slot: number): boolean {
