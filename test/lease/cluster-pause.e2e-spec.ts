@@ -6,13 +6,13 @@ import { Logger } from '@nestjs/common';
 import { IdService, SnowflakeModule } from '../../lib/index.js';
 import { ClusterConfirm } from '../../lib/lease/redis/cluster.confirm.js';
 import { LEASE_SCRIPTS } from '../../lib/lease/redis/script-cache.js';
-import { RedisServer } from '../support/redis-server.js';
+import { startClusterNodes } from '../support/redis-cluster.js';
+import type { RedisServer } from '../support/redis-server.js';
 import { settledNamespace } from '../support/settled-namespace.js';
 import { sleep, waitUntil } from '../support/time.js';
 
 const LAYOUT = { timestampBits: 41, datacenterBits: 0, workerBits: 3, sequenceBits: 12 } as const;
 const TTL = 3000;
-const SLOTS = 16384;
 const NAMESPACE = 'paused';
 const META = `snowflake:{${NAMESPACE}:dc0}:meta`;
 
@@ -32,17 +32,11 @@ describe('Redis lease on a Cluster whose primary is paused past its replica’s 
   let paused = false;
 
   beforeAll(async () => {
-    for (let i = 0; i < 4; i++) {
-      servers.push(await RedisServer.start({ args: ['--cluster-enabled', 'yes', '--cluster-node-timeout', '1000'] }));
-      admins.push(new Redis(servers[i].url));
-    }
-    const third = Math.floor(SLOTS / 3);
-    await admins[0].call('CLUSTER', 'ADDSLOTSRANGE', 0, third - 1);
-    await admins[1].call('CLUSTER', 'ADDSLOTSRANGE', third, 2 * third - 1);
-    await admins[2].call('CLUSTER', 'ADDSLOTSRANGE', 2 * third, SLOTS - 1);
-    for (const server of servers.slice(1)) await admins[0].call('CLUSTER', 'MEET', '127.0.0.1', server.port);
+    const nodes = await startClusterNodes(4, 1000);
+    servers.push(...nodes.servers);
+    admins.push(...nodes.admins);
     const slot = Number(await admins[0].call('CLUSTER', 'KEYSLOT', META));
-    owner = slot < third ? 0 : slot < 2 * third ? 1 : 2;
+    owner = slot < nodes.thirds[0] ? 0 : slot < nodes.thirds[1] ? 1 : 2;
     replica = 3;
     const ownerId = String(await admins[owner].call('CLUSTER', 'MYID'));
     await waitUntil(

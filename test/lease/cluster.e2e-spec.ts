@@ -4,14 +4,14 @@ import { Logger } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { Cluster, Redis } from 'ioredis';
 import { IdService, SnowflakeConfigError, SnowflakeModule } from '../../lib/index.js';
-import { RedisServer } from '../support/redis-server.js';
+import { startClusterNodes } from '../support/redis-cluster.js';
+import type { RedisServer } from '../support/redis-server.js';
 import { settledNamespace } from '../support/settled-namespace.js';
 import { sleep, waitUntil } from '../support/time.js';
 
 /** A layout with a 3-bit worker field: eight IDs to hand out. */
 const LAYOUT = { timestampBits: 41, datacenterBits: 0, workerBits: 3, sequenceBits: 12 } as const;
 const TTL = 3000;
-const SLOTS = 16384;
 
 /**
  * Three real redis-server primaries joined into a Redis Cluster (slots split in three, CLUSTER MEET), and an ioredis
@@ -24,15 +24,9 @@ describe('Redis lease through an ioredis Cluster client (three real cluster node
   let cluster: Cluster;
 
   beforeAll(async () => {
-    for (let i = 0; i < 3; i++) {
-      servers.push(await RedisServer.start({ args: ['--cluster-enabled', 'yes', '--cluster-node-timeout', '2000'] }));
-      admins.push(new Redis(servers[i].url));
-    }
-    const third = Math.floor(SLOTS / 3);
-    await admins[0].call('CLUSTER', 'ADDSLOTSRANGE', 0, third - 1);
-    await admins[1].call('CLUSTER', 'ADDSLOTSRANGE', third, 2 * third - 1);
-    await admins[2].call('CLUSTER', 'ADDSLOTSRANGE', 2 * third, SLOTS - 1);
-    for (const server of servers.slice(1)) await admins[0].call('CLUSTER', 'MEET', '127.0.0.1', server.port);
+    const nodes = await startClusterNodes(3, 2000);
+    servers.push(...nodes.servers);
+    admins.push(...nodes.admins);
     await waitForClusterOk();
     cluster = new Cluster([{ host: '127.0.0.1', port: servers[0].port }]);
     await new Promise<void>((resolve, reject) => {
