@@ -30,13 +30,13 @@ export {
   type PublicIdOptions,
 } from './forms/public-id.form.js';
 export { base32Form, base62Form, decimalForm, type TextFormOptions } from './forms/radix.form.js';
+export { SnowflakeGenerator } from './core/generator.js';
 export {
-  SnowflakeGenerator,
   type GeneratorOptions,
   type GeneratorStats,
   type NextIdOptions,
   type SequenceStart,
-} from './core/generator.js';
+} from './core/generator.options.js';
 export {
   DEFAULT_EPOCH,
   LAYOUT_PRESETS,

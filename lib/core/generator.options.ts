@@ -1,7 +1,9 @@
 import { inspect } from 'node:util';
 import type { Clock } from './clock.js';
+import { DEFAULTS } from './defaults.js';
 import { SnowflakeConfigError } from './errors.js';
 import type { Layout } from './layout.js';
+import { nonNegativeOption } from './option-checks.js';
 import type { IssuePermit } from './permit.js';
 import type { ShardKey } from './shard-key.js';
 
@@ -96,4 +98,16 @@ export function assertBatchCount(count: number, method: string): void {
   if (!Number.isSafeInteger(count) || count < 0) {
     throw new RangeError(`${method}(count): expected a non-negative integer, got ${String(count)}.`);
   }
+}
+
+/** The generator's waits, checked in this order, with their defaults: the clock-back tolerance and the sync bound. */
+export function waitOptions(options: GeneratorOptions): { clockBackToleranceMs: number; maxSyncWaitMs: number } {
+  return {
+    clockBackToleranceMs: nonNegativeOption(
+      'clockBackToleranceMs',
+      options.clockBackToleranceMs,
+      DEFAULTS.clockBackToleranceMs,
+    ),
+    maxSyncWaitMs: nonNegativeOption('maxSyncWaitMs', options.maxSyncWaitMs, DEFAULTS.maxSyncWaitMs),
+  };
 }

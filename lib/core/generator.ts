@@ -1,29 +1,20 @@
 import { bothClocks, type Clocks } from './clock.js';
-import { DEFAULTS } from './defaults.js';
 import { ticksAtMs } from './time-units.js';
 import { BatchTooLargeError, TimestampOverflowError, UnsafeNumberError, WorkerUnavailableError } from './errors.js';
 import { checkBatchFitsWait, drawBatch, type UnitDraw } from './generator.batch.js';
 import { IdBits } from './generator.bits.js';
 import { ClockStalls, waitingForTheSequence } from './generator.clock-stall.js';
 import { checkNodeFitsLayout, type Layout } from './layout.js';
-import { nonNegativeOption } from './option-checks.js';
 import { ceilingOf, type IssuePermit } from './permit.js';
 import { SequenceStarts } from './sequence-start.js';
 import { shardFieldOf, withShard } from './shard-key.js';
 import {
   assertBatchCount,
   sequenceStartOption,
+  waitOptions,
   type GeneratorOptions,
   type GeneratorStats,
   type NextIdOptions,
-} from './generator.options.js';
-
-export {
-  assertBatchCount,
-  type GeneratorOptions,
-  type GeneratorStats,
-  type NextIdOptions,
-  type SequenceStart,
 } from './generator.options.js';
 
 /**
@@ -97,13 +88,9 @@ export class SnowflakeGenerator {
     this.bits = new IdBits(layout);
     this.step = this.bits.step;
     this.starts = new SequenceStarts(sequenceStartOption(options.sequenceStart), layout.sequenceBits, options.random);
-    const toleranceMs = nonNegativeOption(
-      'clockBackToleranceMs',
-      options.clockBackToleranceMs,
-      DEFAULTS.clockBackToleranceMs,
-    );
-    this.stalls = new ClockStalls(layout, this.clock, toleranceMs);
-    this.maxSyncWaitMs = nonNegativeOption('maxSyncWaitMs', options.maxSyncWaitMs, DEFAULTS.maxSyncWaitMs);
+    const waits = waitOptions(options);
+    this.stalls = new ClockStalls(layout, this.clock, waits.clockBackToleranceMs);
+    this.maxSyncWaitMs = waits.maxSyncWaitMs;
     this.assign(options.workerId ?? 0, options.datacenterId ?? 0, options.floor, options.permit);
   }
 

@@ -1,13 +1,20 @@
 import type { Clocks } from '../core/clock.js';
-import type { WorkerSourceContext } from '../worker/worker-source.js';
+import type { IssuePermit } from '../core/permit.js';
+import { msAtTicks, ticksAtMs } from '../core/time-units.js';
+import type { WorkerAssignment, WorkerSourceContext } from '../worker/worker-source.js';
 import { countLease } from '../worker/process-workers.js';
 import type { Sleeper } from './async-tools.js';
 import { CapacityGauge } from './capacity-gauge.js';
+import type { ClaimHost } from './claim-loop.js';
 import { GiveBack } from './give-back.js';
 import type { LeaseBackend } from './lease.backend.js';
 import type { LeaseKeys } from './lease.keys.js';
+import { permittedCeiling } from './lease.permit.js';
+import type { HeldLease, LeasePhase } from './lease.phase.js';
 import { LeaseRounds } from './lease.rounds.js';
+import { LeaseRecovery } from './lease.recovery.js';
 import type { LeaseSettings } from './lease.settings.js';
+import type { RenewalHistory } from './renewal-history.js';
 import type { ServerClock } from './server-clock.js';
 
 /**
@@ -22,6 +29,12 @@ export interface LeaseParts {
   readonly rounds: LeaseRounds;
   readonly giveBack: GiveBack;
   readonly capacity: CapacityGauge;
+  /** What every claim of this lease runs with (the bootstrap's, and those after a loss or a switch). */
+  readonly claimHost: ClaimHost;
+  /** The way back to a held lease after a loss or a switch. */
+  readonly recovery: LeaseRecovery;
+  /** What the generator is given with a held lease: its IDs, its floor in ticks and the permit that guards it. */
+  readonly assignment: (lease: HeldLease) => WorkerAssignment;
   /** Stops counting this lease among the process's leases in the namespace. */
   readonly uncount: () => void;
 }
@@ -34,8 +47,18 @@ export interface LeasePartsInput {
   serverClock: ServerClock;
   sleeper: Sleeper;
   random: () => number;
+  /** Its renewals' record; every failure lands in its `lastError`. */
+  history: RenewalHistory;
+  phase: () => LeasePhase;
   isStopped: () => boolean;
-  failed: (error: string) => void;
+  /** Asks for a renewal now (the wall clock drifted from the server's, or the permitted ceiling is near). */
+  renewEarly: () => void;
+  /** Told when the namespace settles (monotonic end) and when a claim got past it (null). */
+  settling: (untilMono: number | null) => void;
+  /** Whether `lease` is the one the lease holds now. */
+  holds: (lease: HeldLease) => boolean;
+  /** Takes a lease claimed after a loss or a switch (in the turn its claim ended, never after a stop). */
+  adopt: (lease: HeldLease, why: string) => void;
 }
 
 export function buildLeaseParts(
@@ -56,7 +79,51 @@ export function buildLeaseParts(
     capacity,
     input.random,
   );
-  const giveBack = new GiveBack(rounds, settings, context.logger, input.sleeper, input.isStopped, input.failed);
+  const failed = (error: string): void => {
+    input.history.lastError = error;
+  };
+  const giveBack = new GiveBack(rounds, settings, context.logger, input.sleeper, input.isStopped, failed);
   const uncount = countLease(keys.meta, settings.namespace, context.logger);
-  return { context, clocks, backend, rounds, giveBack, capacity, uncount };
+  const claimHost: ClaimHost = {
+    rounds,
+    settings,
+    layout: context.layout,
+    clocks,
+    logger: context.logger,
+    sleeper: input.sleeper,
+    serverClock: input.serverClock,
+    isStopped: input.isStopped,
+    settling: input.settling,
+    failed,
+    lastMsOf: (lease) => (input.holds(lease) ? msAtTicks(context.layout, context.lastTimestamp()) : -1),
+  };
+  const recovery = new LeaseRecovery({
+    settings,
+    sleeper: input.sleeper,
+    claimHost,
+    rounds,
+    giveBack,
+    logger: context.logger,
+    isStopped: input.isStopped,
+    failed,
+    adopt: input.adopt,
+  });
+  const permit: IssuePermit = {
+    ceiling: (nowMs) =>
+      permittedCeiling(
+        input.phase(),
+        nowMs,
+        clocks.monotonicNow(),
+        input.serverClock,
+        settings.namespace,
+        input.history.lastError,
+        input.renewEarly,
+      ),
+    ceilingReached: input.renewEarly,
+  };
+  const assignment = (lease: HeldLease): WorkerAssignment => {
+    const floor = lease.floorMs === null ? -1 : ticksAtMs(context.layout, lease.floorMs);
+    return { workerId: lease.workerId, datacenterId: lease.datacenterId, floor, permit };
+  };
+  return { context, clocks, backend, rounds, giveBack, capacity, claimHost, recovery, assignment, uncount };
 }

@@ -1,3 +1,4 @@
+import { WorkerUnavailableError } from '../core/errors.js';
 import { isFenced, type LeasePhase } from './lease.phase.js';
 import type { LeaseSettings } from './lease.settings.js';
 import type { ServerClock } from './server-clock.js';
@@ -179,4 +180,15 @@ export function describeLeaseWait(status: LeaseStatus): LeaseWaitReading {
       // lost, claiming, switching, idle: no worker ID is held and one is being claimed.
       return { state, lastError, detail: `a worker ID of namespace "${namespace}" is being claimed${unreachable}` };
   }
+}
+
+/** Why a wait for a usable lease ran out after `limitMs`, as the error `whenReady()` rejects with. */
+export function leaseNotReady(status: LeaseStatus, limitMs: number): WorkerUnavailableError {
+  const reason = status.state === 'settling' ? 'settling' : status.state === 'fenced' ? 'fenced' : 'lost';
+  const lastError = status.lastError === null ? '' : `: ${status.lastError}`;
+  return new WorkerUnavailableError(
+    reason,
+    `no worker ID could be confirmed within ${limitMs} ms; lease ${status.state}${lastError}`,
+    status.settlingInMs ?? undefined,
+  );
 }

@@ -1,19 +1,17 @@
 import { bothClocks, type Clocks } from '../core/clock.js';
 import { WorkerUnavailableError } from '../core/errors.js';
-import type { IssuePermit } from '../core/permit.js';
-import { msAtTicks, ticksAtMs } from '../core/time-units.js';
+import { msAtTicks } from '../core/time-units.js';
 import type { WorkerAssignment, WorkerIdSource, WorkerSourceContext } from '../worker/worker-source.js';
 import { SerialQueue, Sleeper, Waiters } from './async-tools.js';
-import { claimLease, type ClaimHost, type PriorLease } from './claim-loop.js';
+import { claimLease } from './claim-loop.js';
 import type { LeaseBackend } from './lease.backend.js';
 import { RedisLeaseBackend } from './redis/redis-lease.backend.js';
 import { leaseKeys, type LeaseKeys } from './lease.keys.js';
 import { SETTLE_AFTER_LOSS_MS } from './lease.contract.js';
-import { leaseBackoff, nextRenewalInMs } from './lease.math.js';
+import { nextRenewalInMs } from './lease.math.js';
 import { RenewalHistory } from './renewal-history.js';
-import { permittedCeiling } from './lease.permit.js';
 import { isFenced, transition, type HeldLease, type LeasePhase } from './lease.phase.js';
-import { describeLease, type LeaseStatus } from './lease.status.js';
+import { describeLease, leaseNotReady, type LeaseStatus } from './lease.status.js';
 import { message } from './give-back.js';
 import { recoveryLine, settlingLine } from './lease.messages.js';
 import { buildLeaseParts, type LeaseParts } from './lease.parts.js';
@@ -56,20 +54,6 @@ export class RedisWorkerSource implements WorkerIdSource, ObservesRenewals {
   private readonly renewalObservers = new RenewalObservers((error) => {
     this.parts?.context.logger.warn(`A lease renewal listener threw (ignored): ${message(error)}`);
   });
-  private readonly renewEarly = (): void => this.renewal.early();
-  private readonly permit: IssuePermit = {
-    ceiling: (nowMs) =>
-      permittedCeiling(
-        this.phase,
-        nowMs,
-        this.clocks.monotonicNow(),
-        this.serverClock,
-        this.settings.namespace,
-        this.history.lastError,
-        this.renewEarly,
-      ),
-    ceilingReached: () => this.renewEarly(),
-  };
 
   constructor(
     private readonly settings: LeaseSettings,
@@ -102,7 +86,12 @@ export class RedisWorkerSource implements WorkerIdSource, ObservesRenewals {
         sleeper: this.sleeper,
         random: this.random,
         isStopped: () => this.isStopped(),
-        failed: (error: string) => (this.history.lastError = error),
+        history: this.history,
+        phase: () => this.phase,
+        renewEarly: () => this.renewal.early(),
+        settling: (untilMono) => this.settling(untilMono),
+        holds: (lease) => this.heldLease() === lease,
+        adopt: (lease, why) => this.adopt(lease, why),
       },
       context,
       clocks,
@@ -116,13 +105,13 @@ export class RedisWorkerSource implements WorkerIdSource, ObservesRenewals {
     try {
       await backend.connect(this.settings.connectTimeoutMs);
       await backend.checkSetup?.(context.logger);
-      const lease = await claimLease(this.claimHost(), [], this.settings.bootstrapAttempts);
+      const lease = await claimLease(parts.claimHost, [], this.settings.bootstrapAttempts);
       this.hold(lease);
       context.logger.log(
         `Claimed worker ID ${lease.workerId} (datacenter ${lease.datacenterId}) in namespace ` +
           `"${this.settings.namespace}" in ${Math.round(this.clocks.monotonicNow() - started)} ms`,
       );
-      return this.assignment(lease);
+      return this.started.assignment(lease);
     } catch (error) {
       // A stop during the bootstrap claim leaves it released.
       if (!this.isStopped()) this.moveTo({ name: 'idle' });
@@ -162,7 +151,7 @@ export class RedisWorkerSource implements WorkerIdSource, ObservesRenewals {
     previous.untrack(lastMs);
     void this.queue.run(async () => {
       await this.started.giveBack.beforeSwitch(previous, lastMs);
-      await this.reclaim([previous.id], `switched from worker ID ${previous.workerId}: ${reason}`);
+      await this.started.recovery.reclaim([previous.id], `switched from worker ID ${previous.workerId}: ${reason}`);
     });
     return true;
   }
@@ -178,20 +167,7 @@ export class RedisWorkerSource implements WorkerIdSource, ObservesRenewals {
     if (this.isStopped()) return Promise.reject(new WorkerUnavailableError('stopped'));
     const limitMs =
       signal === undefined ? SETTLE_AFTER_LOSS_MS + this.settings.ttlMs + this.settings.maxFloorWaitMs : Infinity;
-    return this.waiters.wait(
-      limitMs,
-      () => {
-        const status = this.leaseStatus();
-        const reason = status.state === 'settling' ? 'settling' : status.state === 'fenced' ? 'fenced' : 'lost';
-        return new WorkerUnavailableError(
-          reason,
-          `no worker ID could be confirmed within ${limitMs} ms; lease ${status.state}` +
-            `${this.history.lastError === null ? '' : `: ${this.history.lastError}`}`,
-          status.settlingInMs ?? undefined,
-        );
-      },
-      signal,
-    );
+    return this.waiters.wait(limitMs, () => leaseNotReady(this.leaseStatus(), limitMs), signal);
   }
 
   leaseStatus(): LeaseStatus {
@@ -247,8 +223,8 @@ export class RedisWorkerSource implements WorkerIdSource, ObservesRenewals {
     }
   }
 
-  /** The lease is gone or taken: stop issuing at once, leave a note of the last timestamp, re-claim. */
-  private async handleLoss(lease: HeldLease, reason: string): Promise<void> {
+  /** The lease is gone or taken: stop issuing at once, then leave a note of the last timestamp and re-claim. */
+  private handleLoss(lease: HeldLease, reason: string): Promise<void> {
     this.moveTo({ name: 'lost' });
     const lastMs = this.toMs(this.started.context.lastTimestamp());
     lease.untrack(lastMs);
@@ -256,45 +232,16 @@ export class RedisWorkerSource implements WorkerIdSource, ObservesRenewals {
     this.started.context.logger.error(
       `Lease on worker ID ${lease.workerId} lost (${describeLoss(reason)}); stopped issuing under it and re-claiming`,
     );
-    // A server that answers for a lease it let lapse has been paused (SIGSTOP, a VM pause) and runs again: its
-    // cluster may have promoted its replica meanwhile, and it serves its old data until it learns it was demoted, a
-    // moment later. The note and the claim wait a renew interval, so that they reach the node that serves now.
-    if (reason === 'lapsed') {
-      await this.sleeper.sleep(this.settings.renewIntervalMs);
-      if (this.isStopped()) return;
-    }
-    // The note comes before any new claim: the claim needs Redis as much as the note does, and without the note
-    // the ID's next holder would be bounded by the settling rule alone.
-    await this.started.giveBack.note(lease, lastMs);
-    // Lost to a new marker while the namespace settled: the renewal reserved the ID for this token, so the claim
-    // names it, and gets it ahead of instances that never booted (claim script).
-    const prior = reason === 'marker' ? { id: lease.id, token: lease.token } : undefined;
-    await this.reclaim([], `re-claimed after losing worker ID ${lease.workerId}`, prior);
+    return this.started.recovery.afterLoss(lease, reason, lastMs);
   }
 
-  /** Claims a new ID at run time (no attempt limit: Redis may come back), then hands it to the generator. */
-  private async reclaim(excluded: number[], why: string, prior?: PriorLease): Promise<void> {
-    const backoff = leaseBackoff(this.settings);
-    while (!this.isStopped()) {
-      try {
-        const lease = await claimLease(this.claimHost(), excluded, Infinity, prior);
-        if (this.isStopped()) {
-          await this.started.rounds.release(lease, lease.floorMs ?? -1).catch(() => undefined);
-          return lease.untrack(-1);
-        }
-        this.switches++;
-        this.hold(lease);
-        this.started.context.reassign(this.assignment(lease));
-        this.started.context.logger.log(`Now worker ID ${lease.workerId} (datacenter ${lease.datacenterId}): ${why}`);
-        this.waiters.resolveAll();
-        return;
-      } catch (error) {
-        if (this.isStopped()) return;
-        this.history.lastError = message(error);
-        this.started.context.logger.error(`Could not claim another worker ID: ${this.history.lastError}; retrying`);
-        await this.sleeper.sleep(backoff.next());
-      }
-    }
+  /** Takes a lease claimed after a loss or a switch, and hands it to the generator. */
+  private adopt(lease: HeldLease, why: string): void {
+    this.switches++;
+    this.hold(lease);
+    this.started.context.reassign(this.started.assignment(lease));
+    this.started.context.logger.log(`Now worker ID ${lease.workerId} (datacenter ${lease.datacenterId}): ${why}`);
+    this.waiters.resolveAll();
   }
 
   /** Enters `held` with a confirmed lease and starts its renewals. */
@@ -302,22 +249,6 @@ export class RedisWorkerSource implements WorkerIdSource, ObservesRenewals {
     this.moveTo({ name: 'held', lease });
     this.history.succeeded(this.clocks.now());
     this.renewal.schedule(this.settings.renewIntervalMs);
-  }
-
-  private claimHost(): ClaimHost {
-    return {
-      rounds: this.started.rounds,
-      settings: this.settings,
-      layout: this.started.context.layout,
-      clocks: this.clocks,
-      logger: this.started.context.logger,
-      sleeper: this.sleeper,
-      serverClock: this.serverClock,
-      isStopped: () => this.isStopped(),
-      settling: (untilMono) => this.settling(untilMono),
-      failed: (error) => (this.history.lastError = error),
-      lastMsOf: (lease) => (this.heldLease() === lease ? this.toMs(this.started.context.lastTimestamp()) : -1),
-    };
   }
 
   private settling(untilMono: number | null): void {
@@ -330,11 +261,6 @@ export class RedisWorkerSource implements WorkerIdSource, ObservesRenewals {
       this.started.context.logger.log(settlingLine(this.settings.namespace, untilMono - this.clocks.monotonicNow()));
     }
     this.moveTo({ name: 'settling', untilMono });
-  }
-
-  private assignment(lease: HeldLease): WorkerAssignment {
-    const floor = lease.floorMs === null ? -1 : ticksAtMs(this.started.context.layout, lease.floorMs);
-    return { workerId: lease.workerId, datacenterId: lease.datacenterId, floor, permit: this.permit };
   }
 
   /** Every phase change goes through the table of allowed moves (lease.phase.ts). */

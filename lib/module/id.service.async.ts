@@ -2,7 +2,7 @@
  * `IdService`'s asynchronous issuing: one ID or a batch, waiting without blocking the event loop for the next time
  * unit and, through the binding, for a worker ID (bounded by `maxAsyncWaitMs` or the call's `timeoutMs`).
  */
-import { assertBatchCount } from '../core/generator.js';
+import { assertBatchCount } from '../core/generator.options.js';
 import { withShard } from '../core/shard-key.js';
 import type { AsyncIdOptions } from '../worker/issue-wait.js';
 import type { WorkerBinding } from '../worker/worker-binding.js';

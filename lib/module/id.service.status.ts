@@ -1,5 +1,5 @@
 /** What `IdService.status()` reports, read from the binding: the worker, the generator's counters, the lease. */
-import type { GeneratorStats } from '../core/generator.js';
+import type { GeneratorStats } from '../core/generator.options.js';
 import { msAtTicks } from '../core/time-units.js';
 import { reportsLease, type LeaseStatus } from '../lease/lease.status.js';
 import type { WorkerBinding } from '../worker/worker-binding.js';

@@ -1,7 +1,8 @@
 import { Inject, Injectable, Optional, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { SnowflakeConfigError } from '../core/errors.js';
 import { SnowflakeCodec, type ComposeInput, type SnowflakeParts } from '../core/codec.js';
-import type { NextIdOptions, SnowflakeGenerator } from '../core/generator.js';
+import type { SnowflakeGenerator } from '../core/generator.js';
+import type { NextIdOptions } from '../core/generator.options.js';
 import type { Layout } from '../core/layout.js';
 import { shardInLayout, type ShardKey } from '../core/shard-key.js';
 import type { PublicIdForm } from '../forms/public-id.form.js';

@@ -5,7 +5,8 @@
 import fc from 'fast-check';
 import { SnowflakeCodec } from '../../lib/core/codec.js';
 import { SequenceExhaustedError, WorkerUnavailableError } from '../../lib/core/errors.js';
-import { SnowflakeGenerator, type SequenceStart } from '../../lib/core/generator.js';
+import { SnowflakeGenerator } from '../../lib/core/generator.js';
+import type { SequenceStart } from '../../lib/core/generator.options.js';
 import { resolveLayout } from '../../lib/core/layout.js';
 import { shardOfKey } from '../../lib/core/shard-key.js';
 import { FakeClock } from '../support/fake-clock.js';

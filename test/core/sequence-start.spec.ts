@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { SnowflakeCodec } from '../../lib/core/codec.js';
 import { SnowflakeConfigError } from '../../lib/core/errors.js';
-import { SnowflakeGenerator, type SequenceStart } from '../../lib/core/generator.js';
+import { SnowflakeGenerator } from '../../lib/core/generator.js';
+import type { SequenceStart } from '../../lib/core/generator.options.js';
 import { resolveLayout } from '../../lib/core/layout.js';
 import { FakeClock } from '../support/fake-clock.js';
 import { mulberry32 } from '../support/seeded-random.js';

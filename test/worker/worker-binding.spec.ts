@@ -6,7 +6,8 @@
 import type { LoggerService } from '@nestjs/common';
 import { SnowflakeCodec } from '../../lib/core/codec.js';
 import { WorkerUnavailableError, WorkerWaitTimeoutError } from '../../lib/core/errors.js';
-import { SnowflakeGenerator, type SequenceStart } from '../../lib/core/generator.js';
+import { SnowflakeGenerator } from '../../lib/core/generator.js';
+import type { SequenceStart } from '../../lib/core/generator.options.js';
 import { resolveLayout } from '../../lib/core/layout.js';
 import { IdService } from '../../lib/module/id.service.js';
 import { StaticWorkerSource } from '../../lib/worker/static.source.js';
