@@ -41,8 +41,9 @@ export interface RenewRequest {
  *
  * Under an unchanged marker, two findings are a loss the marker did not show, and start a new one:
  * - the record shows another revision than the holder last wrote (each renewal writes the lease's next revision; a
- *   reply lost after the script ran leaves the one sent, which the holder also accepts): the data was rolled back in
- *   the same process (a reload, a restore), which keeps the `run_id` and the replication ID;
+ *   reply lost after the script ran leaves the one sent, which the holder also accepts, and a request run twice
+ *   leaves its own): the data was rolled back in the same process (a reload, a restore), which keeps the `run_id` and
+ *   the replication ID;
  * - another token owns the record while this lease cannot have lapsed: only a rollback hands out a live lease;
  *   this holder stops (the other one issues under the ID now) and is told `rollback`.
  * And a marker that differs from the holder's and has settled, while the lease has not lapsed, is older than the one
@@ -74,7 +75,10 @@ export const RENEW_SCRIPT = `${PRELUDE}${LAYOUT_CHANGE}
 local key, id, token = KEYS[4], ARGV[5], ARGV[6]
 local wanted_ceiling, held_marker = tonumber(ARGV[7]), ARGV[8]
 local previous_expiry, proof_margin, known_revs, rev = tonumber(ARGV[9]), tonumber(ARGV[10]), ARGV[11], ARGV[12]
+-- The revision this renewal writes is known too: a record that shows it under this token was written by this very
+-- request, run once already (a client that re-sends a command left unanswered when its connection dropped).
 local function known(value)
+  if value == rev then return true end
   for candidate in string.gmatch(known_revs, '[^,]+') do
     if candidate == value then return true end
   end
