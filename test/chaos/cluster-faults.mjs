@@ -98,7 +98,7 @@ const DEMOTE_AFTER_MS = 300;
 /**
  * The primary paused (SIGSTOP, a VM paused) while the cluster promotes its replica and the promoted node settles and
  * hands IDs out (to a process started meanwhile, which reaches the promoted node; the others stay connected to the
- * paused one); then it runs again, still cut from the cluster bus for DEMOTE_AFTER_MS, as a primary that reads its
+ * paused one); then it runs again, cut from the cluster bus since the pause and for DEMOTE_AFTER_MS more, as a primary that reads its
  * clients' requests before a message of the cluster tells it it was demoted: it answers what waited in its sockets,
  * and what comes meanwhile, from its old data. Then the bus heals and it turns into a replica. The outage is the
  * whole pause: the children connected to it wait on it (no socket error, no MOVED) until it runs again.
@@ -109,11 +109,15 @@ async function pause(ctx) {
   const pid = old.server.pid;
   const from = performance.now();
   process.kill(pid, 'SIGSTOP');
-  ctx.note(`SIGSTOP primary ${old.name}`);
+  // Cut from the cluster bus from the pause on: what the other nodes send it meanwhile would wait in its sockets and
+  // reach it first thing when it runs again, before what its clients sent.
+  topology.cutFromBus(old);
+  ctx.note(`SIGSTOP primary ${old.name}, cut from the cluster bus`);
   let promoted;
   try {
     promoted = await topology.promotedAfter(old, slot);
     ctx.note(`${promoted.name} promoted ${Math.round(performance.now() - from)} ms after the pause`);
+    await topology.leftOutOfSlots(old);
     // A process started now reaches the promoted node, and takes an ID there once it has settled.
     const restarted = ctx.processes[ctx.random(ctx.processes.length)];
     await restarted.signal('SIGKILL');
@@ -121,11 +125,10 @@ async function pause(ctx) {
     ctx.note(`${restarted.name} killed and started again: it reaches ${promoted.name}`);
     await ctx.sleep(SETTLE_AFTER_LOSS_MS + ctx.ttlMs);
   } finally {
-    topology.cutFromBus(old);
     process.kill(pid, 'SIGCONT');
   }
   const outageMs = Math.round(performance.now() - from);
-  ctx.note(`SIGCONT ${old.name} after ${outageMs} ms, cut from the cluster bus for ${DEMOTE_AFTER_MS} ms`);
+  ctx.note(`SIGCONT ${old.name} after ${outageMs} ms, still cut from the cluster bus for ${DEMOTE_AFTER_MS} ms`);
   await ctx.sleep(DEMOTE_AFTER_MS);
   topology.restoreBus();
   ctx.note(`bus healed; ${old.name} turns into a replica`);

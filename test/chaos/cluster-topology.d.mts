@@ -22,6 +22,8 @@ export class ClusterTopology {
   ownerOf(slot: number, among?: ClusterNode[]): Promise<ClusterNode | undefined>;
   replicaOf(primary: ClusterNode): Promise<ClusterNode | undefined>;
   promotedAfter(old: ClusterNode, slot: number, timeoutMs?: number): Promise<ClusterNode>;
+  /** Waits until no other node names `old` in its map of the slots (CLUSTER SLOTS). */
+  leftOutOfSlots(old: ClusterNode, timeoutMs?: number): Promise<void>;
   cutFromBus(node: ClusterNode): void;
   restoreBus(): void;
   stop(): Promise<void>;

@@ -264,6 +264,25 @@ export class ClusterTopology {
     return promoted;
   }
 
+  /**
+   * Waits until no node but `old` names it in its map of the slots (CLUSTER SLOTS), the map a new client reads: a
+   * client that finds a paused node there connects to it, and its ready check may wait on it for ever.
+   */
+  async leftOutOfSlots(old, timeoutMs = 20_000) {
+    const others = this.nodes.filter((n) => n !== old && n.server.running);
+    await this.waitFor(
+      `every node to leave ${old.name} out of its map of the slots`,
+      async () => {
+        for (const node of others) {
+          const slots = await this.admin(node, (c) => c.call('CLUSTER', 'SLOTS'));
+          if (JSON.stringify(slots).includes(old.id)) return false;
+        }
+        return true;
+      },
+      timeoutMs,
+    );
+  }
+
   async replOffset(node) {
     const info = await this.admin(node, (c) => c.info('replication'));
     const field = /slave_repl_offset:(\d+)/.exec(info) ?? /master_repl_offset:(\d+)/.exec(info);
