@@ -19,6 +19,8 @@ const OUTSIDE = [
   /^import .* from '[./]*support\/(redis-server|shared-redis|id-workers)\.js';$/m,
   /^import .* from '(pg|mysql2|mysql2\/promise|node:child_process|supertest)';$/m,
   /^import .* from '\.\/(health\.fixture|sample-app\.harness)\.js';$/m,
+  // The chaos run's real Redis servers and cluster (test/chaos), which e2e tests borrow.
+  /^import .* from '[./]*chaos\/[\w-]+\.mjs';$/m,
   /\bawait (postgresReachable|mariadbReachable|createPostgresDatabase)\(/,
 ];
 
