@@ -42,8 +42,11 @@ const MAX_DIGITS = 20;
 /** The bounds {@link parseId} checks: a layout, or 64 bits where none is known yet. @internal */
 export type IdBounds = Pick<Layout, 'maxId' | 'totalBits'>;
 
-/** Every 64-bit value: the bounds of a reading that has no layout (a DTO transform); the layout is checked later. */
-export const ANY_64_BITS: IdBounds = Object.freeze({ maxId: (1n << 64n) - 1n, totalBits: 64 });
+/**
+ * Every ID any layout can issue (layouts fit 63 bits, a signed 64-bit integer): the bounds of a reading that has no
+ * layout (a DTO transform, an ID written to a column); the layout is checked later where there is one.
+ */
+export const ANY_LAYOUT: IdBounds = Object.freeze({ maxId: (1n << 63n) - 1n, totalBits: 63 });
 
 /**
  * Parses an ID given as a bigint, a decimal string or a safe-integer number, checking it fits the bounds. The one
@@ -91,8 +94,8 @@ export function parseId(input: unknown, bounds: IdBounds): bigint {
 }
 
 const wider = (bounds: IdBounds): string =>
-  bounds === ANY_64_BITS
-    ? 'wider than 64 bits, more than any ID has.'
+  bounds === ANY_LAYOUT
+    ? `wider than 63 bits, more than any layout's IDs have (a signed 64-bit integer holds at most ${ANY_LAYOUT.maxId}).`
     : `wider than the layout's ${bounds.totalBits} bits (largest ID ${bounds.maxId}).`;
 
 /**

@@ -1,6 +1,7 @@
 import { inspect } from 'node:util';
 import type { Clock } from './clock.js';
 import { DEFAULTS } from './defaults.js';
+import { describeInput } from './describe-input.js';
 import { SnowflakeConfigError } from './errors.js';
 import type { Layout } from './layout.js';
 import { nonNegativeOption } from './option-checks.js';
@@ -96,7 +97,10 @@ export interface GeneratorStats {
 /** @throws RangeError unless `count` is a non-negative safe integer: a fractional count would corrupt the sequence. */
 export function assertBatchCount(count: number, method: string): void {
   if (!Number.isSafeInteger(count) || count < 0) {
-    throw new RangeError(`${method}(count): expected a non-negative integer, got ${String(count)}.`);
+    throw new SnowflakeConfigError(
+      'count',
+      `${method}(count) expected a non-negative integer, got ${describeInput(count)}.`,
+    );
   }
 }
 

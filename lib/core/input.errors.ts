@@ -3,7 +3,8 @@ import { describeInput } from './describe-input.js';
 import { SnowflakeError } from './base.errors.js';
 
 /**
- * Invalid module or layout options. Thrown once, at bootstrap, naming the option and the fix.
+ * Invalid module or layout options, thrown once at bootstrap naming the option and the fix; or a call's argument of
+ * the wrong kind (a batch `count`, call `options` that are no object, `timeoutMs`), thrown by that call.
  *
  * @publicApi
  */

@@ -1,4 +1,5 @@
-import { InvalidShardKeyError } from './errors.js';
+import { describeInput } from './describe-input.js';
+import { InvalidShardKeyError, SnowflakeConfigError } from './errors.js';
 import type { NextIdOptions } from './generator.options.js';
 
 /**
@@ -124,6 +125,12 @@ export function shardInLayout(layout: { readonly shardBits: number }, key: Shard
  * @internal
  */
 export function shardFieldOf(layout: { readonly shardBits: number }, options: NextIdOptions): bigint {
+  if (typeof options !== 'object' || options === null) {
+    throw new SnowflakeConfigError(
+      'options',
+      `expected an object such as { shardKey }, or nothing, got ${describeInput(options)}.`,
+    );
+  }
   // `in`, not an own property: a key may come from a getter of the options' class.
   if (!('shardKey' in options)) return 0n;
   const key = options.shardKey;

@@ -3,7 +3,8 @@ import { HttpErrorByCode, type ErrorHttpStatusCode } from '@nestjs/common/utils/
 import { describeInput, kindOf } from '../core/describe-input.js';
 import { InvalidSnowflakeError, SnowflakeConfigError } from '../core/errors.js';
 import type { SnowflakeIdForm } from '../core/id-form.js';
-import { rejectUnknownKeys } from '../core/option-checks.js';
+import { checkIdForm } from '../core/id-form.check.js';
+import { booleanOption, rejectUnknownKeys } from '../core/option-checks.js';
 import { IdService } from '../module/id.service.js';
 import { generatorOption } from '../module/snowflake.names.js';
 
@@ -46,14 +47,15 @@ const PIPE_OPTION_KEYS = [
  * `@Query('after', new ParseSnowflakeIdPipe({ optional: true })) after?: bigint`. Malformed input (not digits,
  * negative, wider than the layout) answers 400 with the reason, like Nest's `ParseIntPipe`, instead of reaching the
  * handler or failing with a 500. As a class it gets `IdService` from the module; as an instance (`new …`) it reads
- * the layout from the app's `IdService` when it first runs.
+ * the layout from the running app's `IdService` at each value.
  *
  * @publicApi
  */
 @Injectable()
 export class ParseSnowflakeIdPipe implements PipeTransform<unknown, bigint | null | undefined> {
   private readonly options: ParseSnowflakeIdPipeOptions;
-  private ids: IdService | undefined;
+  /** The module's, when Nest builds the pipe; an instance (`new …`) asks for the running app's at each value. */
+  private readonly ids: IdService | undefined;
 
   // The token is named: a union type is recorded as `Object`, which Nest would look for in vain, leaving the class form
   // to the process-wide lookup that cannot choose between apps of different layouts.
@@ -89,8 +91,9 @@ export class ParseSnowflakeIdPipe implements PipeTransform<unknown, bigint | nul
   }
 
   private service(): IdService {
-    this.ids ??= IdService.current(this.options.generator);
-    return this.ids;
+    // Not cached for an instance: built once with the controller class, it serves whichever app runs now (apps of
+    // other layouts may follow one another in one process, as in tests).
+    return this.ids ?? IdService.current(this.options.generator);
   }
 }
 
@@ -102,6 +105,8 @@ function checkPipeOptions(options: ParseSnowflakeIdPipeOptions | undefined): Par
   if (options === undefined || options === null) return {};
   rejectUnknownKeys('', options, PIPE_OPTION_KEYS, 'ParseSnowflakeIdPipe');
   generatorOption(options.generator, 'ParseSnowflakeIdPipe');
+  checkIdForm(options.form, 'ParseSnowflakeIdPipe');
+  booleanOption('optional', options.optional, false);
   const status = options.errorHttpStatusCode;
   if (status !== undefined && HttpErrorByCode[status] === undefined) {
     throw new SnowflakeConfigError(

@@ -1,5 +1,5 @@
 /** The JS types of ID columns and properties (Drizzle, MikroORM), and the conversions they share. */
-import { ANY_64_BITS, parseId } from '../core/codec.js';
+import { ANY_LAYOUT, parseId } from '../core/codec.js';
 import { IdPrecisionLossError } from './typeorm/generated-id.errors.js';
 
 /** The JS type a snowflake column gives its rows: `bigint` (the default) or the decimal `string`. @publicApi */
@@ -33,11 +33,12 @@ export function readId(value: unknown, mode: SnowflakeColumnMode, column: string
  * An ID the app hands to a column, as the exact integer written or compared: a bigint, a decimal string of digits
  * only, or a safe-integer number (`parseId`'s rules). Anything else is refused with `InvalidSnowflakeError` rather
  * than written as another ID: a number beyond 2^53 (rounded already, as `JSON.parse` rounds a request body's ID),
- * `''`, `' 42 '`, `'0x2a'`, `'1e3'`, `true`.
+ * `''`, `' 42 '`, `'0x2a'`, `'1e3'`, `true`, and a value beyond 2^63 - 1, which no layout issues and a signed BIGINT
+ * column cannot hold (SQLite would store it rounded, as a REAL).
  * @internal
  */
 export function writtenId(value: unknown): bigint {
-  return parseId(value, ANY_64_BITS);
+  return parseId(value, ANY_LAYOUT);
 }
 
 /** A fresh ID in the column's JS type. @internal */

@@ -1,5 +1,5 @@
 import { Type, type TransformFnParams } from 'class-transformer';
-import { ANY_64_BITS, parseId } from '../core/codec.js';
+import { ANY_LAYOUT, parseId } from '../core/codec.js';
 import { describeInput, kindOf } from '../core/describe-input.js';
 import { InvalidSnowflakeError } from '../core/errors.js';
 import type { SnowflakeIdForm } from '../core/id-form.js';
@@ -28,7 +28,7 @@ export class UnreadSnowflakeId {
  */
 export function readId(value: unknown, form: SnowflakeIdForm | undefined): bigint | undefined {
   try {
-    if (form === undefined) return parseId(value, ANY_64_BITS);
+    if (form === undefined) return parseId(value, ANY_LAYOUT);
     // A bigint here is what an earlier read left (a DTO built twice); clients send text.
     if (typeof value === 'bigint') return value >= 0n ? value : undefined;
     return typeof value === 'string' ? form.parse(value) : undefined;

@@ -4,6 +4,7 @@ import {
   BatchTooLargeError,
   ClockMovedBackError,
   SequenceExhaustedError,
+  SnowflakeConfigError,
   TimestampOverflowError,
   WorkerUnavailableError,
 } from '../../lib/core/errors.js';
@@ -274,8 +275,24 @@ describe('nextBatch', () => {
     const generator = new SnowflakeGenerator({ layout: twitter, clock: new FakeClock(START) });
     expect(generator.nextBatch(0)).toEqual([]);
     for (const count of [-1, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
-      expect(() => generator.nextBatch(count)).toThrow(RangeError);
+      expect(() => generator.nextBatch(count)).toThrow(SnowflakeConfigError);
     }
+    // From a query string, past the types (found by a review: a RangeError, which no handler of SnowflakeError
+    // catches).
+    expect(() => generator.nextBatch('10' as never)).toThrow(
+      /`count`: nextBatch\(count\) expected a non-negative integer, got "10"/,
+    );
+  });
+
+  // Found by a review: `'shardKey' in options` threw a TypeError ("Cannot use 'in' operator").
+  it('refuses options that are no object with SnowflakeConfigError, issuing nothing', async () => {
+    const generator = new SnowflakeGenerator({ layout: twitter, clock: new FakeClock(START) });
+    for (const options of [null, 'k', 5]) {
+      expect(() => generator.next(options as never)).toThrow(/`options`: expected an object such as \{ shardKey \}/);
+      expect(() => generator.nextBatch(2, options as never)).toThrow(SnowflakeConfigError);
+      await expect(generator.nextAsync(options as never)).rejects.toThrow(SnowflakeConfigError);
+    }
+    expect(generator.stats().issued).toBe(0);
   });
 });
 
@@ -298,9 +315,9 @@ describe('large batches and the event loop', () => {
   it('refuses fractional, negative and infinite counts in every batch method, before issuing anything', async () => {
     const generator = new SnowflakeGenerator({ layout: twitter, clock: new FakeClock(START) });
     for (const count of [0.5, 1.5, -1, Number.NaN, Number.POSITIVE_INFINITY]) {
-      expect(() => generator.nextBatch(count)).toThrow(RangeError);
-      expect(() => generator.fillWithoutWaiting([], count)).toThrow(RangeError);
-      await expect(generator.nextBatchAsync(count)).rejects.toThrow(RangeError);
+      expect(() => generator.nextBatch(count)).toThrow(SnowflakeConfigError);
+      expect(() => generator.fillWithoutWaiting([], count)).toThrow(SnowflakeConfigError);
+      await expect(generator.nextBatchAsync(count)).rejects.toThrow(SnowflakeConfigError);
     }
     expect(generator.stats().issued).toBe(0);
     // A fractional count must not have moved the sequence: the next IDs keep worker 0 and count up by one.

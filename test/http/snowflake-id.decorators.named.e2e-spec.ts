@@ -9,6 +9,7 @@ import { Test } from '@nestjs/testing';
 import type { Server } from 'node:http';
 import request from 'supertest';
 import {
+  base32Form,
   getIdServiceToken,
   IdService,
   ParseSnowflakeIdPipe,
@@ -101,5 +102,39 @@ describe('the ID pipe options, checked where they are declared', () => {
       /`exceptionFactory`: ParseSnowflakeIdPipe expected a function/,
     );
     expect(() => new ParseSnowflakeIdPipe({ errorHttpStatusCode: 422 })).not.toThrow();
+  });
+
+  // Found by a review: each was accepted, and every request with a value then failed with a TypeError (a 500), or an
+  // absent value still answered 400.
+  it('refuse a form that is no SnowflakeIdForm and an optional that is no boolean', () => {
+    expect(() => new ParseSnowflakeIdPipe({ form: base32Form } as never)).toThrow(
+      /`form`: ParseSnowflakeIdPipe expected a SnowflakeIdForm/,
+    );
+    expect(() => SnowflakeIdParam('id', { form: 'base32' } as never)).toThrow(/`form`: ParseSnowflakeIdPipe/);
+    expect(() => SnowflakeIdQuery('after', { optional: 'true' } as never)).toThrow(
+      /`optional`: expected true or false, got/,
+    );
+    expect(() => new ParseSnowflakeIdPipe({ form: base32Form(), optional: true })).not.toThrow();
+  });
+});
+
+describe('an ID pipe instance, apps of other layouts one after another in one process', () => {
+  // Found by a review: the instance kept the first app's IdService, and answered 400 to the next app's own IDs.
+  it('reads each value in the layout of the app that runs now', async () => {
+    const pipe = new ParseSnowflakeIdPipe();
+    const meta = { type: 'param', data: 'id' } as const;
+    const narrow = new IdService({ workerId: 1, workerLock: false, layout: 'js-safe' });
+    await narrow.onModuleInit();
+    expect(pipe.transform('5', meta)).toBe(5n);
+    await narrow.onApplicationShutdown();
+    const wide = new IdService({ workerId: 1, workerLock: false, layout: 'twitter' });
+    await wide.onModuleInit();
+    try {
+      const id = wide.next();
+      expect(id).toBeGreaterThan(2n ** 53n);
+      expect(pipe.transform(id.toString(), meta)).toBe(id);
+    } finally {
+      await wide.onApplicationShutdown();
+    }
   });
 });

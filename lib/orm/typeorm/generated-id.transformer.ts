@@ -17,8 +17,8 @@ const READ_FIX =
  * Converts what the driver returns (pg and mysql2 a decimal string, better-sqlite3 with safe integers a bigint) to
  * the property's declared JS type, and refuses a number that may already have been rounded.
  *
- * Writes pass through unchanged once checked (a rounded number, or a text that is not an ID, is refused): pg, mysql2
- * and better-sqlite3 all bind strings and bigints exactly. TypeORM calls
+ * Writes pass through once checked (a rounded number, or a text that is not an ID, is refused), a text in its one
+ * decimal form: pg, mysql2 and better-sqlite3 all bind strings and bigints exactly. TypeORM calls
  * `to` for every column of an INSERT, an absent value included, after the subscribers' `beforeInsert`: an absent ID
  * there means no subscriber is attached, which would otherwise end in the database's NOT NULL error.
  *
@@ -44,8 +44,10 @@ export function generatedIdTransformer(label: string, jsType: GeneratedIdJsType)
                 : value;
   const to = (value: unknown): unknown => {
     if (value === undefined) throw new GeneratedIdNotFilledError(label);
-    // What the app set, or a where clause compares with: checked, never written rounded or as another ID. An
+    // What the app set, or a where clause compares with: checked, never written rounded or as another ID. A text is
+    // written in its one decimal form ('007' as '7'), so that a text column never holds one ID as two values. An
     // operator object or null goes to TypeORM as it is.
+    if (typeof value === 'string') return writtenId(value).toString();
     if (value !== null && typeof value !== 'object' && typeof value !== 'function') writtenId(value);
     return value;
   };

@@ -56,6 +56,28 @@ describe('@GeneratedId() declared types', () => {
     expect(declare).toThrow(/Odd\.id: .*`string`, `bigint` or `number`, or pass `\{ jsType \}`/);
   });
 
+  // Found by a review: `{ type: 'double' }` stored twenty issued IDs as three values.
+  it('throws at class definition for a column type that cannot hold every 64-bit ID', () => {
+    for (const type of ['double', 'float', 'real', 'integer', 'int', 'smallint', Number] as const) {
+      const declare = () => {
+        class Rounded {
+          @GeneratedId({ primary: false, unique: false, type: type as never })
+          id!: string;
+        }
+        return Rounded;
+      };
+      expect(declare).toThrow(GeneratedIdTypeError);
+      expect(declare).toThrow(/Rounded\.id: the column type .* cannot hold every 64-bit ID .* Use 'bigint'/);
+    }
+    expect(() => {
+      class Text {
+        @GeneratedId({ type: 'varchar' })
+        id!: string;
+      }
+      return Text;
+    }).not.toThrow();
+  });
+
   it('takes `jsType` when the declared type cannot be read', async () => {
     @Entity(`sf_nullable_${uniqueSuffix()}`)
     class Nullable {
