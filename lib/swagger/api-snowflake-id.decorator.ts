@@ -2,7 +2,8 @@ import { ROUTE_ARGS_METADATA } from '@nestjs/common/constants.js';
 import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum.js';
 import { ApiProperty, DECORATORS, type ApiPropertyOptions } from '@nestjs/swagger';
 import { SnowflakeConfigError } from '../core/errors.js';
-import { rejectUnknownKeys } from '../core/option-checks.js';
+import { describeInput } from '../core/describe-input.js';
+import { booleanOption, rejectUnknownKeys } from '../core/option-checks.js';
 import { SNOWFLAKE_ID_ARGS, type SnowflakeIdArg } from '../http/snowflake-id.decorators.js';
 import { snowflakeIdSchema, type DocumentedIdForm, type SnowflakeIdSchema } from './snowflake-id.schema.js';
 import { ApiSnowflakeIdPlacementError } from './swagger.errors.js';
@@ -74,12 +75,40 @@ export function ApiSnowflakeId(
   if (options.in !== undefined && !['path', 'query', 'header'].includes(options.in)) {
     throw new SnowflakeConfigError('in', `@ApiSnowflakeId() documents 'path', 'query' or 'header' parameters.`);
   }
+  checkDocumentOptions(options);
   const schema = schemaOf(options);
   return (target: object, key?: string | symbol, third?: number | PropertyDescriptor): void => {
     if (typeof third === 'number') return documentParameter(target, key, third, options, schema);
     if (third !== undefined) return documentMethodParameter(third, options, schema);
     documentProperty(target, key!, options, schema);
   };
+}
+
+/**
+ * The options that go into the document as given are checked where the decorator is applied: a `required: 'false'`
+ * would be written as it is, an `isArray: 'yes'` document a list, and a form without `format` fail as a TypeError.
+ */
+function checkDocumentOptions(options: ApiSnowflakeIdOptions): void {
+  for (const key of ['required', 'nullable', 'deprecated', 'isArray'] as const) {
+    booleanOption(key, options[key], false);
+  }
+  for (const key of ['description', 'example', 'name'] as const) {
+    const value = options[key];
+    if (value !== undefined && typeof value !== 'string') {
+      throw new SnowflakeConfigError(key, `@ApiSnowflakeId() expected a string, got ${describeInput(value)}.`);
+    }
+  }
+  const { form } = options;
+  if (form === undefined) return;
+  const { name, format, pattern } = (typeof form === 'object' && form !== null ? form : {}) as Record<string, unknown>;
+  const patternOk = pattern === undefined || typeof pattern === 'string' || pattern instanceof RegExp;
+  if (typeof name !== 'string' || typeof format !== 'function' || !patternOk) {
+    throw new SnowflakeConfigError(
+      'form',
+      '@ApiSnowflakeId() expected a SnowflakeIdForm, an object with `name` and `format(id)` (and a `pattern` if ' +
+        `any), such as base32Form(); got ${describeInput(form)}.`,
+    );
+  }
 }
 
 function schemaOf(options: ApiSnowflakeIdOptions): SnowflakeIdSchema {

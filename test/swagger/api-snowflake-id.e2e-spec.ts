@@ -328,4 +328,17 @@ describe('@ApiSnowflakeId() misplaced', () => {
     const descriptor = Object.getOwnPropertyDescriptor(Handlers.prototype, 'handle')!;
     expect(() => ApiSnowflakeId()(Handlers.prototype, 'handle', descriptor)).toThrow(/needs `name` and `in`/);
   });
+
+  // Found by a review: these went into the document as given (a `required: 'false'`, an `isArray: 'yes'` that
+  // documented a list, a number example in a string schema), or failed as a TypeError.
+  it('refuses options of the wrong kind where it is applied, naming the option', () => {
+    expect(() => ApiSnowflakeId({ required: 'false' } as never)).toThrow(/`required`: expected true or false/);
+    expect(() => ApiSnowflakeId({ nullable: 1 } as never)).toThrow(/`nullable`: expected true or false/);
+    expect(() => ApiSnowflakeId({ isArray: 'yes' } as never)).toThrow(/`isArray`: expected true or false/);
+    expect(() => ApiSnowflakeId({ example: 42 } as never)).toThrow(/`example`: @ApiSnowflakeId\(\) expected a string/);
+    expect(() => ApiSnowflakeId({ form: base32Form } as never)).toThrow(
+      /`form`: @ApiSnowflakeId\(\) expected a SnowflakeIdForm/,
+    );
+    expect(() => ApiSnowflakeId({ form: base32Form(), required: false, example: '1' })).not.toThrow();
+  });
 });
