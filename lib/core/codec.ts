@@ -39,7 +39,7 @@ const DIGITS = /^[0-9]+$/;
 /** 2^64 has 20 digits: a longer string is wider than any layout, and is refused before BigInt parses it. */
 const MAX_DIGITS = 20;
 
-/** The bounds {@link parseId} checks: a layout, or 64 bits where none is known yet. @internal */
+/** The bounds {@link parseId} checks: a layout, or {@link ANY_LAYOUT} where none is known yet. @internal */
 export type IdBounds = Pick<Layout, 'maxId' | 'totalBits'>;
 
 /**

@@ -570,6 +570,22 @@ describe('lease scripts (real redis-server)', () => {
       expect((await claim('newcomer', 4)).kind).toBe('ok');
     });
 
+    // Found by a review: a renewal given up on (timed out) while the connection stayed up, the next one sent, then the
+    // connection dropped: the client re-sends both, in order, and the first finds the second's revision.
+    it('a renewal re-run behind a later one of the same holder changes nothing and starts no marker', async () => {
+      const a = await held('a');
+      const lease = { id: a.id, token: 'a', marker: a.marker };
+      const givenUp = { ...lease, previousExpiry: a.expiry, knownRevs: [0], rev: 1 };
+      expect((await renew(givenUp)).kind).toBe('ok');
+      const next = await renew({ ...lease, previousExpiry: a.expiry, knownRevs: [0, 1], rev: 2 });
+      if (next.kind !== 'ok') throw new Error(JSON.stringify(next));
+      expect(await renew(givenUp)).toMatchObject({ kind: 'lost', reason: 'stale' });
+      expect(await redis.hget(scripts.keys.recordPrefix + a.id, 'rev')).toBe('2');
+      expect(await redis.hget(scripts.keys.meta, 'marker')).toBe(a.marker);
+      expect((await renew({ ...lease, previousExpiry: next.expiry, knownRevs: [2], rev: 3 })).kind).toBe('ok');
+      expect((await claim('newcomer', 4)).kind).toBe('ok');
+    });
+
     it('a holder whose live lease another token owns under the same marker stops and makes the namespace settle', async () => {
       const a = await held('a', 1);
       // Rolled back to before the claim, then claimed by a waiting instance: the record names another owner.

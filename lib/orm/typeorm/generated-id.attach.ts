@@ -1,3 +1,4 @@
+import { checkColumnHolds } from './generated-id.column-type.js';
 import type { IdIssuer } from '../id-issuer.js';
 import { DataSourceNotInitializedError } from './generated-id.errors.js';
 import { issuersOf, type IdIssuers } from './generated-id.issuers.js';
@@ -29,7 +30,8 @@ export interface AttachGeneratedIdsOptions {
  * 53 bits, asks the database for 2^53 + 1 to prove the driver returns 64-bit integers exactly. A DataSource without
  * `@GeneratedId()` entities is left as it is.
  *
- * @throws GeneratedIdTypeError a `number` property with a layout wider than 53 bits
+ * @throws GeneratedIdTypeError a `number` property with a layout wider than 53 bits, or a column type that cannot
+ *   hold the layout's IDs exactly on this database
  * @throws IdPrecisionLossError the driver rounds 64-bit integers
  * @throws DataSourceNotInitializedError the DataSource is not initialised
  * @throws UnknownGeneratorError a `@GeneratedId({ generator })` name that is not in `generators`
@@ -67,6 +69,7 @@ export async function attachIssuers(
   let widestBits = 0;
   for (const metadata of dataSource.entityMetadatas) {
     for (const field of subscriber.fieldsOf(metadata)) {
+      checkColumnHolds(field, dataSource.options.type, field.ids.layout.totalBits);
       hasIds = true;
       widestBits = Math.max(widestBits, field.ids.layout.totalBits);
     }

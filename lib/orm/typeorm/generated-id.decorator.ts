@@ -1,5 +1,6 @@
-import { Column, PrimaryColumn, type ColumnType } from 'typeorm';
+import { Column, PrimaryColumn } from 'typeorm';
 import { GeneratedIdTypeError } from './generated-id.errors.js';
+import { checkDeclaredColumnType, columnTypeName } from './generated-id.column-type.js';
 import { addGeneratedIdField, reflectMetadata, type GeneratedIdJsType } from './generated-id.metadata.js';
 import type { GeneratedIdOptions } from './generated-id.options.js';
 import { generatedIdTransformer } from './generated-id.transformer.js';
@@ -66,10 +67,11 @@ export function GeneratedId(options: GeneratedIdOptions = {}): PropertyDecorator
     if (options.shardFrom !== undefined && (typeof options.shardFrom !== 'string' || options.shardFrom === '')) {
       throw new GeneratedIdTypeError(entityName, propertyName, '`shardFrom` must name a property of the entity.');
     }
-    const columnType = checkColumnType(options.type, entityName, propertyName);
+    const columnType = columnTypeName(options.type);
+    checkDeclaredColumnType(columnType, entityName, propertyName);
     const primary = options.primary ?? true;
     const column = {
-      type: columnType,
+      type: options.type ?? 'bigint',
       ...(options.name === undefined ? {} : { name: options.name }),
       transformer: generatedIdTransformer(`${entityName}.${propertyName}`, jsType),
     };
@@ -86,6 +88,7 @@ export function GeneratedId(options: GeneratedIdOptions = {}): PropertyDecorator
         jsType,
         primary,
         entityName,
+        ...(columnType === '' ? {} : { columnType }),
         ...(generator === undefined ? {} : { generator }),
         ...(shardFrom === undefined ? {} : { shardFrom }),
       },
@@ -99,40 +102,4 @@ function jsTypeOf(designType: unknown): GeneratedIdJsType | undefined {
   if (designType === BigInt) return 'bigint';
   if (designType === Number) return 'number';
   return undefined;
-}
-
-/**
- * Column types that cannot hold every 64-bit ID: floating point rounds IDs above 2^53 (twenty IDs became three
- * values), and `int`/`integer` are 32 bits on PostgreSQL and MySQL.
- */
-const ROUNDING_TYPES = new Set([
-  'float',
-  'float4',
-  'float8',
-  'double',
-  'double precision',
-  'real',
-  'int',
-  'int2',
-  'int4',
-  'integer',
-  'smallint',
-  'mediumint',
-  'tinyint',
-]);
-
-function checkColumnType(type: ColumnType | undefined, entityName: string, propertyName: string): ColumnType {
-  if (type === undefined) return 'bigint';
-  const name =
-    typeof type === 'string' ? type.toLowerCase() : typeof type === 'function' ? type.name.toLowerCase() : '';
-  if (ROUNDING_TYPES.has(name) || name === 'number') {
-    throw new GeneratedIdTypeError(
-      entityName,
-      propertyName,
-      `the column type ${JSON.stringify(typeof type === 'function' ? type.name : type)} cannot hold every 64-bit ID ` +
-        "(floating point rounds above 2^53; int and integer are 32 bits on PostgreSQL and MySQL). Use 'bigint' " +
-        "(the default), or 'varchar' to store IDs as text.",
-    );
-  }
-  return type;
 }

@@ -8,6 +8,8 @@ export interface GeneratedIdField {
   readonly primary: boolean;
   /** The class that declared the property, for messages. */
   readonly entityName: string;
+  /** The column type given to `@GeneratedId({ type })`, by name (generated-id.column-type.ts); absent for the default. */
+  readonly columnType?: string;
   /** The registration IDs come from; undefined for the default one. */
   readonly generator?: string;
   /** The property whose value is the shard key, if the ID carries a shard. */

@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { Column, DataSource, Entity, PrimaryGeneratedColumn } from 'typeorm';
 import { IdService } from '../../../lib/index.js';
+import { exactBitsOf } from '../../../lib/orm/typeorm/generated-id.column-type.js';
 import { generatedIdTransformer } from '../../../lib/orm/typeorm/generated-id.transformer.js';
 import {
   attachGeneratedIds,
@@ -56,26 +57,28 @@ describe('@GeneratedId() declared types', () => {
     expect(declare).toThrow(/Odd\.id: .*`string`, `bigint` or `number`, or pass `\{ jsType \}`/);
   });
 
-  // Found by a review: `{ type: 'double' }` stored twenty issued IDs as three values.
-  it('throws at class definition for a column type that cannot hold every 64-bit ID', () => {
-    for (const type of ['double', 'float', 'real', 'integer', 'int', 'smallint', Number] as const) {
+  it('throws at class definition for a column type narrower than any layout on every database', () => {
+    for (const type of ['smallint', 'int2', 'int4', 'float4', 'tinyint', 'mediumint']) {
       const declare = () => {
-        class Rounded {
+        class Narrow {
           @GeneratedId({ primary: false, unique: false, type: type as never })
           id!: string;
         }
-        return Rounded;
+        return Narrow;
       };
       expect(declare).toThrow(GeneratedIdTypeError);
-      expect(declare).toThrow(/Rounded\.id: the column type .* cannot hold every 64-bit ID .* Use 'bigint'/);
+      expect(declare).toThrow(/Narrow\.id: the column type .* cannot hold every ID on every database\. Use 'bigint'/);
     }
-    expect(() => {
-      class Text {
-        @GeneratedId({ type: 'varchar' })
-        id!: string;
-      }
-      return Text;
-    }).not.toThrow();
+    // Types whose width depends on the database or the layout are checked where both are known (below).
+    for (const type of ['double', 'real', 'float', 'integer', 'int', Number, 'varchar', 'int8', 'numeric']) {
+      expect(() => {
+        class Depends {
+          @GeneratedId({ primary: false, unique: false, type: type as never })
+          id!: string;
+        }
+        return Depends;
+      }).not.toThrow();
+    }
   });
 
   it('takes `jsType` when the declared type cannot be read', async () => {
@@ -198,6 +201,51 @@ describe('reading IDs back (the transformer)', () => {
 });
 
 describe('attachGeneratedIds()', () => {
+  // Found by a review: `{ type: 'double' }` stored twenty issued IDs as three values on SQLite.
+  it("refuses a column type that cannot hold the layout's IDs on this database, and takes it where it can", async () => {
+    @Entity(`sf_double_${uniqueSuffix()}`)
+    class Rounded {
+      @PrimaryGeneratedColumn()
+      key!: number;
+
+      @GeneratedId({ primary: false, unique: false, type: 'double' })
+      id!: string;
+    }
+    const wide = sqlite([Rounded]);
+    await wide.initialize();
+    try {
+      const attaching = attachGeneratedIds(wide, await startedIds({ workerId: 1, layout: 'twitter' }));
+      await expect(attaching).rejects.toThrow(GeneratedIdTypeError);
+      await expect(attachGeneratedIds(wide, started[0])).rejects.toThrow(
+        /Rounded\.id: the column type "double" cannot hold every ID on better-sqlite3 \(integers up to 53 bits exactly\), and the layout's IDs have 63 bits/,
+      );
+    } finally {
+      await wide.destroy();
+    }
+    // A double holds every ID of a layout of 53 bits exactly.
+    const narrow = sqlite([Rounded]);
+    await narrow.initialize();
+    try {
+      const ids = await startedIds({ workerId: 2, layout: 'js-safe' });
+      const detach = await attachGeneratedIds(narrow, ids);
+      await narrow.getRepository(Rounded).insert({});
+      detach();
+    } finally {
+      await narrow.destroy();
+    }
+  });
+
+  it('knows which types are narrow on which database', () => {
+    expect(exactBitsOf('integer', 'better-sqlite3')).toBeUndefined();
+    expect(exactBitsOf('integer', 'postgres')).toBe(32);
+    expect(exactBitsOf('Number', 'mysql')).toBe(32);
+    expect(exactBitsOf('float', 'mysql')).toBe(24);
+    expect(exactBitsOf('float', 'postgres')).toBe(53);
+    expect(exactBitsOf('real', 'sqlite')).toBe(53);
+    expect(exactBitsOf('real', 'postgres')).toBe(24);
+    expect(exactBitsOf('bigint', 'postgres')).toBeUndefined();
+  });
+
   function itemEntity() {
     @Entity(`sf_item_${uniqueSuffix()}`)
     class Item {

@@ -75,14 +75,17 @@ export const RENEW_SCRIPT = `${PRELUDE}${LAYOUT_CHANGE}
 local key, id, token = KEYS[4], ARGV[5], ARGV[6]
 local wanted_ceiling, held_marker = tonumber(ARGV[7]), ARGV[8]
 local previous_expiry, proof_margin, known_revs, rev = tonumber(ARGV[9]), tonumber(ARGV[10]), ARGV[11], ARGV[12]
--- The revision this renewal writes is known too: a record that shows it under this token was written by this very
--- request, run once already (a client that re-sends a command left unanswered when its connection dropped).
-local function known(value)
-  if value == rev then return true end
+-- The revisions the holder knew of when it sent this request.
+local function known_before(value)
   for candidate in string.gmatch(known_revs, '[^,]+') do
     if candidate == value then return true end
   end
   return false
+end
+-- The revision this renewal writes is known too: a record that shows it under this token was written by this very
+-- request, run once already (a client that re-sends a command left unanswered when its connection dropped).
+local function known(value)
+  return value == rev or known_before(value)
 end
 local marker = ensure_marker()
 local exists = redis.call('EXISTS', key) == 1
@@ -114,6 +117,12 @@ if marker == held_marker then
       return {'lost', 'missing', now, server}
     end
   elseif owner == token and not known(redis.call('HGET', key, 'rev') or '') then
+    -- A higher revision of this holder's own: a later renewal of it ran already, so this one is a re-run the holder
+    -- gave up on before it sent that one (re-sent after a reconnect, behind it), and nobody awaits its answer. It
+    -- changes nothing; a rollback only ever brings back lower revisions.
+    if (tonumber(redis.call('HGET', key, 'rev')) or -1) > tonumber(rev) then
+      return {'lost', 'stale', now, server}
+    end
     marker = new_marker('rollback')
   elseif owner ~= token and unlapsed then
     new_marker('rollback')
@@ -152,8 +161,9 @@ if marker ~= held_marker then
   redis.call('HSET', META, 'confirmed', 1)
   -- Nothing of this lease was lost when only the serving process changed and the record still shows this holder's
   -- last renewal: the holder may say so, rather than that Redis may have lost data.
+  -- (Not its own revision: a re-run of a renewal that recovered already would answer for the first run's finding.)
   local intact = redis.call('HGET', META, 'cause') == 'server' and owner == token
-    and known(redis.call('HGET', key, 'rev') or '')
+    and known_before(redis.call('HGET', key, 'rev') or '')
   local ceiling = math.max(floor_of(key), wanted_ceiling)
   redis.call('HSET', key, 'token', token, 'marker', marker, 'ceiling', ceiling, 'claimed', now, 'rev', rev)
   set_expiry(id, expiry)
