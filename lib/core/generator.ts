@@ -71,10 +71,7 @@ export class SnowflakeGenerator {
   private id = 0n;
   /** IDs used up (`stats().issued`): a field of its own, as the hot path counts it. */
   private issued = 0;
-  /**
-   * The wall-clock milliseconds of the unit `last`: `[lastStartMs, lastEndMs)`. A reading inside it is a reading of
-   * the unit `last`, found with two comparisons instead of a division; both are NaN before the first ID.
-   */
+  /** Unit `last` in wall-clock ms, `[lastStartMs, lastEndMs)`: two comparisons, not a division (NaN before any ID). */
   private lastStartMs = Number.NaN;
   private lastEndMs = Number.NaN;
 
