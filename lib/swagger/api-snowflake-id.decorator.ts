@@ -3,6 +3,7 @@ import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum.js';
 import { ApiProperty, DECORATORS, type ApiPropertyOptions } from '@nestjs/swagger';
 import { SnowflakeConfigError } from '../core/errors.js';
 import { describeInput } from '../core/describe-input.js';
+import { checkIdForm } from '../core/id-form.check.js';
 import { booleanOption, rejectUnknownKeys } from '../core/option-checks.js';
 import { SNOWFLAKE_ID_ARGS, type SnowflakeIdArg } from '../http/snowflake-id.decorators.js';
 import { snowflakeIdSchema, type DocumentedIdForm, type SnowflakeIdSchema } from './snowflake-id.schema.js';
@@ -98,17 +99,7 @@ function checkDocumentOptions(options: ApiSnowflakeIdOptions): void {
       throw new SnowflakeConfigError(key, `@ApiSnowflakeId() expected a string, got ${describeInput(value)}.`);
     }
   }
-  const { form } = options;
-  if (form === undefined) return;
-  const { name, format, pattern } = (typeof form === 'object' && form !== null ? form : {}) as Record<string, unknown>;
-  const patternOk = pattern === undefined || typeof pattern === 'string' || pattern instanceof RegExp;
-  if (typeof name !== 'string' || typeof format !== 'function' || !patternOk) {
-    throw new SnowflakeConfigError(
-      'form',
-      '@ApiSnowflakeId() expected a SnowflakeIdForm, an object with `name` and `format(id)` (and a `pattern` if ' +
-        `any), such as base32Form(); got ${describeInput(form)}.`,
-    );
-  }
+  checkIdForm(options.form, '@ApiSnowflakeId()');
 }
 
 function schemaOf(options: ApiSnowflakeIdOptions): SnowflakeIdSchema {
